@@ -1,0 +1,19 @@
+"""bicrit: structured SVMs with any bi-criteria surrogate loss, at margin-rescaling speed.
+
+The public API is listed in ``__all__``; everything else is private. Families mirror the design
+and the Rust crates: surrogates, searches, structures, learners, hierarchy.
+"""
+
+from __future__ import annotations
+
+from bicrit import _native, errors, registry
+from bicrit.errors import BicritError
+
+__version__: str = _native.__version__
+
+__all__ = [
+    "BicritError",
+    "__version__",
+    "errors",
+    "registry",
+]

@@ -1,0 +1,72 @@
+"""The ``bicrit`` command line (console script). Every command has ``--help``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+__all__ = ["main"]
+
+
+def _cmd_plugins(args: argparse.Namespace) -> int:
+    from bicrit import registry
+
+    rows = registry.contributions(args.kind)
+    if not rows:
+        print("nothing registered")
+    width = max((len(c.name) for c in rows), default=4)
+    for c in rows:
+        caps = ", ".join(f"{k}={v}" for k, v in sorted(c.capabilities.items()))
+        line = f"{c.kind:<10} {c.name:<{width}}  {c.package} {c.version}"
+        if caps:
+            line += f"  [{caps}]"
+        if c.description:
+            line += f"  {c.description}"
+        print(line)
+    for b in registry.broken():
+        print(f"BROKEN     {b.plugin}  {b.package} {b.version}  {b.reason}")
+    return 0
+
+
+def _cmd_not_yet(args: argparse.Namespace) -> int:
+    print(
+        f"bicrit {args.command}: no learner is installed in this build of bicrit yet; "
+        "`bicrit plugins` lists what is available.",
+        file=sys.stderr,
+    )
+    return 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``bicrit`` command."""
+    parser = argparse.ArgumentParser(
+        prog="bicrit",
+        description="Structured SVMs with bi-criteria surrogate losses.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    p = sub.add_parser("plugins", help="list registered structures, surrogates and searches")
+    p.add_argument("--kind", choices=["structure", "surrogate", "search"], default=None)
+    p.set_defaults(func=_cmd_plugins)
+
+    for name, text in [
+        ("train", "train a model (default: margin vs slack rescaling on the bundled dataset)"),
+        ("evaluate", "evaluate a saved model on a dataset"),
+        ("predict", "predict with a saved model"),
+    ]:
+        p = sub.add_parser(name, help=text)
+        p.set_defaults(func=_cmd_not_yet)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

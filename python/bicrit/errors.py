@@ -1,0 +1,81 @@
+"""Exceptions raised by bicrit.
+
+Every error bicrit raises derives from :class:`BicritError`; input and parameter errors also
+derive from :class:`ValueError` so that code written for scikit-learn keeps working. The native
+core maps its errors onto these classes in one place (``rust/bicrit-py/src/errors.rs``), and a Rust
+panic surfaces as :class:`NativePanic`, never as a crash.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BicritError",
+    "BrokenPluginWarning",
+    "DataFormatError",
+    "IncompatibleError",
+    "InvalidInputError",
+    "InvalidParameterError",
+    "NativePanic",
+    "PluginError",
+    "RegistryError",
+    "SolverError",
+    "UnknownNameError",
+    "UnsupportedQueryError",
+]
+
+
+class BicritError(Exception):
+    """Base class of every bicrit error."""
+
+
+class InvalidInputError(BicritError, ValueError):
+    """Malformed input: shape mismatch, NaN or inf, label outside the structure, empty sequence."""
+
+
+class InvalidParameterError(BicritError, ValueError):
+    """A parameter outside its admissible domain."""
+
+
+class IncompatibleError(BicritError, ValueError):
+    """Pieces that do not combine (a search with a surrogate it was not derived for, …)."""
+
+
+class UnsupportedQueryError(BicritError, ValueError):
+    """An oracle was asked for a capability it does not declare (ban list, k-best, cone)."""
+
+
+class SolverError(BicritError, RuntimeError):
+    """A numerical solver (LP, QP, IP, max-flow) failed."""
+
+
+class PluginError(BicritError, RuntimeError):
+    """A plugin raised while called back from native code (when its exception was lost)."""
+
+
+class NativePanic(BicritError, RuntimeError):
+    """A bug in bicrit's native code: a Rust panic caught at the boundary."""
+
+
+class RegistryError(BicritError, LookupError):
+    """The plugin registry is inconsistent (two packages registering one name, …)."""
+
+
+class UnknownNameError(RegistryError, KeyError):
+    """A lookup of a name that nothing registered; the message lists the known names."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class DataFormatError(InvalidInputError):
+    """A data file is malformed. ``path`` and ``line`` (1-based, or None) locate the problem."""
+
+    def __init__(self, path: object, line: int | None, message: str) -> None:
+        self.path = str(path)
+        self.line = line
+        where = f"{self.path}, line {line}" if line is not None else self.path
+        super().__init__(f"{where}: {message}")
+
+
+class BrokenPluginWarning(UserWarning):
+    """A plugin package failed to load and was skipped; the others still load."""

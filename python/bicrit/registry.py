@@ -1,0 +1,297 @@
+"""The plugin registry: what structures, surrogates and searches exist, and who provides them.
+
+Contributions come from plugins discovered through the entry-point group ``bicrit`` (see
+:mod:`bicrit.hookspecs`); bicrit's built-ins register through the same hooks. The registry is built
+lazily on first use. A plugin that fails to import is reported by a :class:`BrokenPluginWarning`
+naming it and skipped, the others still load; two packages registering the same name is a
+:class:`RegistryError` naming both. Set ``BICRIT_DISABLE_PLUGIN_AUTOLOAD=1`` to load only the
+built-ins.
+
+>>> import bicrit
+>>> [c.name for c in bicrit.registry.contributions("surrogate")][:2]  # doctest: +SKIP
+['margin', 'slack']
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata as metadata
+import os
+import threading
+import warnings
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pluggy
+
+from bicrit import hookspecs
+from bicrit.errors import BrokenPluginWarning, RegistryError, UnknownNameError
+
+__all__ = [
+    "KINDS",
+    "BrokenPlugin",
+    "Contribution",
+    "Registrar",
+    "broken",
+    "contributions",
+    "create",
+    "get",
+    "names",
+    "reload",
+]
+
+#: The three kinds of contribution, in the order of the design's families.
+KINDS = ("structure", "surrogate", "search")
+
+_HOOKS = {
+    "structure": "bicrit_register_structures",
+    "surrogate": "bicrit_register_surrogates",
+    "search": "bicrit_register_searches",
+}
+
+#: Modules holding bicrit's own hook implementations (also declared as the ``builtins`` entry
+#: point; listed here so that a source checkout without installed metadata still works).
+BUILTIN_MODULE = "bicrit._builtins"
+
+
+@dataclass(frozen=True)
+class Contribution:
+    """One registered structure, surrogate or search."""
+
+    kind: str
+    name: str
+    factory: Callable[..., Any]
+    package: str
+    version: str
+    plugin: str
+    description: str = ""
+    capabilities: dict[str, Any] = field(default_factory=dict)
+
+    def create(self, **params: Any) -> Any:
+        """Instantiates the contribution with ``params``."""
+        return self.factory(**params)
+
+
+@dataclass(frozen=True)
+class BrokenPlugin:
+    """A plugin entry point that could not be loaded, with the reason."""
+
+    plugin: str
+    package: str
+    version: str
+    reason: str
+
+
+class Registrar:
+    """What a hook receives: adds contributions on behalf of one plugin."""
+
+    def __init__(self, state: _State, plugin: str, package: str, version: str) -> None:
+        self._state = state
+        self._plugin = plugin
+        self._package = package
+        self._version = version
+
+    def _add(
+        self,
+        kind: str,
+        name: str,
+        factory: Callable[..., Any],
+        description: str,
+        capabilities: dict[str, Any] | None,
+    ) -> None:
+        if not isinstance(name, str) or not name:
+            raise RegistryError(f"plugin {self._plugin!r} registered a {kind} with an empty name")
+        if not callable(factory):
+            raise RegistryError(
+                f"plugin {self._plugin!r} registered {kind} {name!r} with a factory that is "
+                f"not callable ({type(factory).__name__})"
+            )
+        self._state.add(
+            Contribution(
+                kind=kind,
+                name=name,
+                factory=factory,
+                package=self._package,
+                version=self._version,
+                plugin=self._plugin,
+                description=description,
+                capabilities=dict(capabilities or {}),
+            )
+        )
+
+    def add_structure(
+        self,
+        name: str,
+        factory: Callable[..., Any],
+        *,
+        description: str = "",
+        capabilities: dict[str, Any] | None = None,
+    ) -> None:
+        """Registers a label structure; ``factory(**params)`` returns a structure object."""
+        self._add("structure", name, factory, description, capabilities)
+
+    def add_surrogate(
+        self,
+        name: str,
+        factory: Callable[..., Any],
+        *,
+        description: str = "",
+        capabilities: dict[str, Any] | None = None,
+    ) -> None:
+        """Registers a ψ surrogate; ``factory(**params)`` returns a surrogate object."""
+        self._add("surrogate", name, factory, description, capabilities)
+
+    def add_search(
+        self,
+        name: str,
+        factory: Callable[..., Any],
+        *,
+        description: str = "",
+        capabilities: dict[str, Any] | None = None,
+    ) -> None:
+        """Registers a search; ``factory(**options)`` returns a search object."""
+        self._add("search", name, factory, description, capabilities)
+
+
+class _State:
+    def __init__(self) -> None:
+        self.by_kind: dict[str, dict[str, Contribution]] = {k: {} for k in KINDS}
+        self.broken: list[BrokenPlugin] = []
+
+    def add(self, c: Contribution) -> None:
+        known = self.by_kind[c.kind]
+        if c.name in known:
+            other = known[c.name]
+            raise RegistryError(
+                f"{c.kind} {c.name!r} is registered twice: by {other.package} {other.version} "
+                f"(plugin {other.plugin!r}) and by {c.package} {c.version} (plugin {c.plugin!r}); "
+                "uninstall one of the two packages"
+            )
+        known[c.name] = c
+
+
+_lock = threading.RLock()
+_state: _State | None = None
+
+
+def _bicrit_version() -> str:
+    try:
+        return metadata.version("bicrit")
+    except metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+def _entry_points() -> Iterable[metadata.EntryPoint]:
+    return metadata.entry_points(group=hookspecs.PROJECT)
+
+
+def _build() -> _State:
+    pm = pluggy.PluginManager(hookspecs.PROJECT)
+    pm.add_hookspecs(hookspecs)
+    state = _State()
+    origins: dict[str, tuple[str, str]] = {}
+
+    builtins = importlib.import_module(BUILTIN_MODULE)
+    pm.register(builtins, name="bicrit")
+    origins["bicrit"] = ("bicrit", _bicrit_version())
+
+    if not os.environ.get("BICRIT_DISABLE_PLUGIN_AUTOLOAD"):
+        for ep in _entry_points():
+            if ep.value == BUILTIN_MODULE:
+                continue
+            dist = ep.dist
+            package = dist.name if dist is not None else "?"
+            version = dist.version if dist is not None else "?"
+            try:
+                plugin = ep.load()
+                pm.register(plugin, name=ep.name)
+            except Exception as exc:  # a broken plugin must not stop the others
+                reason = f"{type(exc).__name__}: {exc}"
+                state.broken.append(BrokenPlugin(ep.name, package, version, reason))
+                warnings.warn(
+                    f"bicrit plugin {ep.name!r} from package {package} {version} failed to load "
+                    f"and was skipped ({reason})",
+                    BrokenPluginWarning,
+                    stacklevel=3,
+                )
+                continue
+            origins[ep.name] = (package, version)
+    pm.check_pending()
+
+    for kind in KINDS:
+        caller = getattr(pm.hook, _HOOKS[kind])
+        # Call each plugin's implementation separately so that contributions are attributed.
+        for impl in reversed(caller.get_hookimpls()):
+            package, version = origins.get(impl.plugin_name, ("?", "?"))
+            registrar = Registrar(state, impl.plugin_name, package, version)
+            try:
+                impl.function(registry=registrar)
+            except RegistryError:
+                raise
+            except Exception as exc:
+                reason = f"{type(exc).__name__} in {_HOOKS[kind]}: {exc}"
+                state.broken.append(BrokenPlugin(impl.plugin_name, package, version, reason))
+                warnings.warn(
+                    f"bicrit plugin {impl.plugin_name!r} from package {package} {version} failed "
+                    f"while registering and was skipped ({reason})",
+                    BrokenPluginWarning,
+                    stacklevel=3,
+                )
+    return state
+
+
+def _current() -> _State:
+    global _state
+    with _lock:
+        if _state is None:
+            _state = _build()
+        return _state
+
+
+def reload() -> None:
+    """Forgets the registry; the next use discovers the plugins again."""
+    global _state
+    with _lock:
+        _state = None
+
+
+def _check_kind(kind: str) -> None:
+    if kind not in KINDS:
+        raise ValueError(f"unknown kind {kind!r}; expected one of {', '.join(KINDS)}")
+
+
+def contributions(kind: str | None = None) -> list[Contribution]:
+    """All contributions (of one kind when given), sorted by kind then name."""
+    state = _current()
+    kinds = KINDS if kind is None else (kind,)
+    out: list[Contribution] = []
+    for k in kinds:
+        _check_kind(k)
+        out.extend(sorted(state.by_kind[k].values(), key=lambda c: c.name))
+    return out
+
+
+def names(kind: str) -> list[str]:
+    """Registered names of one kind, sorted."""
+    return [c.name for c in contributions(kind)]
+
+
+def get(kind: str, name: str) -> Contribution:
+    """The contribution ``name`` of ``kind``; an unknown name lists the known ones."""
+    _check_kind(kind)
+    known = _current().by_kind[kind]
+    if name not in known:
+        listing = ", ".join(sorted(known)) or "none"
+        raise UnknownNameError(f"unknown {kind} {name!r}; known {kind}s: {listing}")
+    return known[name]
+
+
+def create(kind: str, name: str, **params: Any) -> Any:
+    """Looks up ``name`` and instantiates it with ``params``."""
+    return get(kind, name).create(**params)
+
+
+def broken() -> list[BrokenPlugin]:
+    """Plugins that failed to load, with the reason."""
+    return list(_current().broken)

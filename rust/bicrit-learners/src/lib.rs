@@ -1,0 +1,1 @@
+//! Learners for structured SVMs with bi-criteria surrogates (DESIGN §5).

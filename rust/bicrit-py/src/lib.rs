@@ -1,0 +1,44 @@
+//! `bicrit._native`: the thin pyo3 layer over the Rust core. Each family has its own module that
+//! only converts arguments, releases the GIL around native work ([`errors::native`]) and maps
+//! errors ([`errors::to_py`]); no algorithm lives here.
+
+mod errors;
+
+use pyo3::prelude::*;
+
+/// Raises a Rust panic inside native code; used by the tests to prove that panics surface as
+/// `bicrit.errors.NativePanic`, never as a crash.
+#[pyfunction]
+fn _panic_for_tests(py: Python<'_>, message: String) -> PyResult<()> {
+    errors::native(py, move || -> bicrit_core::Result<()> { panic!("{message}") })
+}
+
+/// Returns an error of the given kind from native code (tests of the error mapping).
+#[pyfunction]
+fn _error_for_tests(py: Python<'_>, kind: String, message: String) -> PyResult<()> {
+    use bicrit_core::Error;
+    errors::native(py, move || -> bicrit_core::Result<()> {
+        Err(match kind.as_str() {
+            "input" => Error::input(message),
+            "param" => Error::param(message),
+            "incompatible" => Error::incompatible(message),
+            "unsupported" => Error::unsupported(message),
+            _ => Error::solver(message),
+        })
+    })
+}
+
+/// Number of threads of rayon's global pool (what `n_jobs=-1` means).
+#[pyfunction]
+fn default_threads() -> usize {
+    rayon::current_num_threads()
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
+    m.add_function(wrap_pyfunction!(_error_for_tests, m)?)?;
+    m.add_function(wrap_pyfunction!(default_threads, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,96 @@
+//! Label structures: joint feature map, task loss, decomposable terms and oracles
+//! (DESIGN §4). The family trait is [`Structure`]; each structure lives in its own module.
+//! [`StructureOracle`] turns (structure, weights, instance, surrogate factor map) into the
+//! plane-level [`bicrit_core::LambdaOracle`] that every search drives.
+
+pub mod adapter;
+
+pub use adapter::StructureOracle;
+
+use bicrit_core::{Capabilities, Cone, Objective, Result, SparseVec, Terms};
+
+/// A structure-level oracle query: maximise `primary` over labels (ties broken by `secondary`
+/// when given, lexicographically), excluding `ban`, returning the `k` best, within `cone`.
+#[derive(Clone, Debug)]
+pub struct TermQuery<'a, L> {
+    /// The objective `margin·m(y) + Σ_t c_t·term_t(y)` to maximise.
+    pub primary: Objective,
+    /// Tie-breaking objective (lexicographic queries λ ∈ {0, ∞}); `None`: any deterministic tie-break.
+    pub secondary: Option<Objective>,
+    /// Labels to exclude (needs `capabilities().ban` when non-empty).
+    pub ban: &'a [L],
+    /// Number of best labels wanted (needs `capabilities().kbest` when > 1).
+    pub k: usize,
+    /// Slope interval in (1 + m, loss) coordinates (needs `capabilities().cone`).
+    pub cone: Option<Cone>,
+}
+
+impl<'a, L> TermQuery<'a, L> {
+    /// Plain loss-augmented inference `argmax m(y) + λ L(y, y_i)`.
+    pub fn loss_augmented(lam: f64) -> Self {
+        TermQuery { primary: Objective::loss_augmented(lam), secondary: None, ban: &[], k: 1, cone: None }
+    }
+}
+
+/// A label returned by a structure's oracle, with its margin and term values so that searches
+/// never recompute them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scored<L> {
+    /// The label.
+    pub label: L,
+    /// m(y) = w·φ(x, y) − w·φ(x, y_i).
+    pub margin: f64,
+    /// Decomposable terms of y against y_i.
+    pub terms: Terms,
+}
+
+/// A label structure with its oracle (DESIGN §4, issue "structure protocol").
+///
+/// `Data` holds the inputs of a whole dataset; instances are addressed by index. Implementations
+/// validate inputs on construction of `Data` and labels in [`Structure::check_label`], so that the
+/// inner loops never panic on user input.
+pub trait Structure: Send + Sync {
+    /// Label objects (integral, or relaxed where the structure says so).
+    type Label: Clone + PartialEq + std::fmt::Debug + Send + Sync;
+    /// Inputs of a dataset.
+    type Data: Send + Sync;
+
+    /// Registry name.
+    fn name(&self) -> &str;
+
+    /// Number of instances in `data`.
+    fn n_instances(&self, data: &Self::Data) -> usize;
+
+    /// Length of the joint feature vector φ(x, y).
+    fn size_joint_feature(&self) -> usize;
+
+    /// Optional queries the oracle answers.
+    fn capabilities(&self) -> Capabilities;
+
+    /// Fails with a clear [`bicrit_core::Error::InvalidInput`] when `y` is not a label of instance `i`.
+    fn check_label(&self, data: &Self::Data, i: usize, y: &Self::Label) -> Result<()>;
+
+    /// φ(x_i, y) as a sparse vector (indices may repeat).
+    fn joint_feature(&self, data: &Self::Data, i: usize, y: &Self::Label) -> Result<SparseVec>;
+
+    /// Decomposable terms of `y` against `y_true`.
+    fn terms(&self, data: &Self::Data, i: usize, y: &Self::Label, y_true: &Self::Label) -> Result<Terms>;
+
+    /// argmax_y w·φ(x_i, y); always an integral label.
+    fn predict(&self, w: &[f64], data: &Self::Data, i: usize) -> Result<Self::Label>;
+
+    /// Answers a [`TermQuery`] for instance `i` with gold label `y_true`; best first.
+    fn oracle(
+        &self,
+        w: &[f64],
+        data: &Self::Data,
+        i: usize,
+        y_true: &Self::Label,
+        q: &TermQuery<'_, Self::Label>,
+    ) -> Result<Vec<Scored<Self::Label>>>;
+
+    /// w·φ(x_i, y).
+    fn score(&self, w: &[f64], data: &Self::Data, i: usize, y: &Self::Label) -> Result<f64> {
+        Ok(self.joint_feature(data, i, y)?.dot(w))
+    }
+}

@@ -1,0 +1,46 @@
+"""The native module loads, and its errors and panics surface as Python exceptions."""
+
+from __future__ import annotations
+
+import pytest
+
+import bicrit
+from bicrit import _native
+from bicrit.errors import (
+    BicritError,
+    IncompatibleError,
+    InvalidInputError,
+    InvalidParameterError,
+    NativePanic,
+    SolverError,
+    UnsupportedQueryError,
+)
+
+
+def test_native_module_imports() -> None:
+    assert bicrit.__version__ == _native.__version__
+    assert _native.default_threads() >= 1
+
+
+def test_panic_becomes_exception() -> None:
+    with pytest.raises(NativePanic, match="kaboom"):
+        _native._panic_for_tests("kaboom")
+    # and the interpreter is still usable afterwards
+    assert _native.default_threads() >= 1
+
+
+@pytest.mark.parametrize(
+    ("kind", "cls", "base"),
+    [
+        ("input", InvalidInputError, ValueError),
+        ("param", InvalidParameterError, ValueError),
+        ("incompatible", IncompatibleError, ValueError),
+        ("unsupported", UnsupportedQueryError, ValueError),
+        ("solver", SolverError, RuntimeError),
+    ],
+)
+def test_error_kinds_map_to_classes(kind: str, cls: type, base: type) -> None:
+    with pytest.raises(cls, match="the message") as info:
+        _native._error_for_tests(kind, "the message")
+    assert isinstance(info.value, BicritError)
+    assert isinstance(info.value, base)
