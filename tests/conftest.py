@@ -1,4 +1,4 @@
-"""Shared fixtures: where the development data lives (``BICRIT_DATA``, default ``../shared/data``)."""
+"""Shared fixtures: the development data root (``BICRIT_DATA``, default ``../shared/data``)."""
 
 from __future__ import annotations
 

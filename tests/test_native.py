@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import pytest
-
 import bicrit
+import pytest
 from bicrit import _native
 from bicrit.errors import (
     BicritError,

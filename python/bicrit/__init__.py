@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from bicrit import _native, errors, registry
 from bicrit.errors import BicritError
+from bicrit.structures import structure
 
 __version__: str = _native.__version__
 
@@ -16,4 +17,5 @@ __all__ = [
     "__version__",
     "errors",
     "registry",
+    "structure",
 ]

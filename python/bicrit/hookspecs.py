@@ -38,4 +38,4 @@ def bicrit_register_surrogates(registry: Registrar) -> None:
 
 @hookspec
 def bicrit_register_searches(registry: Registrar) -> None:
-    """Contribute searches (loss-augmented inference) with ``registry.add_search(name, factory, ...)``."""
+    """Contribute searches (loss-augmented inference) with ``registry.add_search(...)``."""

@@ -1,9 +1,32 @@
-"""Structures: see DESIGN §4."""
+"""Structures: label spaces with their joint feature map, loss, terms and oracles (DESIGN §4).
+
+``bicrit.structure(name, **params)`` builds any registered structure (built-in or from a plugin).
+The protocol every structure follows is documented in :mod:`bicrit.structures.base`.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
 from bicrit.registry import Registrar
+from bicrit.structures.base import TERMS, Answer, Cone, Structure
+from bicrit.structures.multiclass import Multiclass
+
+__all__ = ["TERMS", "Answer", "Cone", "Multiclass", "Structure", "register_builtins", "structure"]
+
+
+def structure(name: str, **params: Any) -> Any:
+    """Builds the registered structure ``name`` with ``params``."""
+    from bicrit import registry
+
+    return registry.create("structure", name, **params)
 
 
 def register_builtins(registry: Registrar) -> None:
     """Registers bicrit's built-in structures."""
+    registry.add_structure(
+        "multiclass",
+        Multiclass,
+        description="one weight block per class, 0-1 loss, enumeration oracle",
+        capabilities={"ban": True, "kbest": True, "cone": True, "relaxed": False},
+    )

@@ -62,10 +62,9 @@ impl Error {
 pub fn check_finite(what: &str, values: &[f64]) -> Result<()> {
     match values.iter().position(|v| !v.is_finite()) {
         None => Ok(()),
-        Some(i) => Err(Error::input(format!(
-            "{what} contains a non-finite value ({}) at position {i}",
-            values[i]
-        ))),
+        Some(i) => {
+            Err(Error::input(format!("{what} contains a non-finite value ({}) at position {i}", values[i])))
+        }
     }
 }
 

@@ -71,10 +71,7 @@ impl FactorMap {
             Lambda::Zero => (h, Some(g)),
             Lambda::Infinity => (g, Some(h)),
             Lambda::Finite(l) => (
-                Objective {
-                    margin: h.margin + l * g.margin,
-                    terms: h.terms.combine(1.0, &g.terms, l),
-                },
+                Objective { margin: h.margin + l * g.margin, terms: h.terms.combine(1.0, &g.terms, l) },
                 None,
             ),
         }

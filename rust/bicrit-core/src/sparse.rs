@@ -228,7 +228,13 @@ pub struct CsrMatrix {
 
 impl CsrMatrix {
     /// Validates (see [`CsrView::new`]) and takes ownership.
-    pub fn new(what: &str, indptr: Vec<i64>, indices: Vec<i32>, data: Vec<f64>, n_cols: usize) -> Result<Self> {
+    pub fn new(
+        what: &str,
+        indptr: Vec<i64>,
+        indices: Vec<i32>,
+        data: Vec<f64>,
+        n_cols: usize,
+    ) -> Result<Self> {
         CsrView::new(what, &indptr, &indices, &data, n_cols)?;
         Ok(CsrMatrix { indptr, indices, data, n_cols })
     }

@@ -2,7 +2,9 @@
 //! only converts arguments, releases the GIL around native work ([`errors::native`]) and maps
 //! errors ([`errors::to_py`]); no algorithm lives here.
 
+mod convert;
 mod errors;
+mod structures;
 
 use pyo3::prelude::*;
 
@@ -40,5 +42,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     m.add_function(wrap_pyfunction!(_error_for_tests, m)?)?;
     m.add_function(wrap_pyfunction!(default_threads, m)?)?;
+    // structures
+    m.add_class::<structures::NativeStructure>()?;
+    m.add_function(wrap_pyfunction!(structures::multiclass::multiclass_structure, m)?)?;
     Ok(())
 }

@@ -50,10 +50,16 @@ impl<S: Structure> LambdaOracle for StructureOracle<'_, S> {
     fn query(&mut self, q: &PlaneQuery<'_, S::Label>) -> Result<Vec<Point<S::Label>>> {
         let caps = self.structure.capabilities();
         if !q.ban.is_empty() && !caps.ban {
-            return Err(Error::unsupported(format!("structure '{}' has no ban-list oracle", self.structure.name())));
+            return Err(Error::unsupported(format!(
+                "structure '{}' has no ban-list oracle",
+                self.structure.name()
+            )));
         }
         if q.k > 1 && !caps.kbest {
-            return Err(Error::unsupported(format!("structure '{}' has no k-best oracle", self.structure.name())));
+            return Err(Error::unsupported(format!(
+                "structure '{}' has no k-best oracle",
+                self.structure.name()
+            )));
         }
         if q.cone.is_some() && !caps.cone {
             return Err(Error::unsupported(format!(
@@ -69,7 +75,7 @@ impl<S: Structure> LambdaOracle for StructureOracle<'_, S> {
     }
 
     fn gold(&self) -> Option<Point<S::Label>> {
-        let terms = self.structure.terms(self.data, self.i, self.y_true, self.y_true).ok()?;
+        let terms = self.structure.terms(self.y_true, self.y_true).ok()?;
         Some(self.to_point(Scored { label: self.y_true.clone(), margin: 0.0, terms }))
     }
 }

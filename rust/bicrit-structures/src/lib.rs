@@ -4,8 +4,11 @@
 //! plane-level [`bicrit_core::LambdaOracle`] that every search drives.
 
 pub mod adapter;
+pub mod multiclass;
+pub mod select;
 
 pub use adapter::StructureOracle;
+pub use multiclass::Multiclass;
 
 use bicrit_core::{Capabilities, Cone, Objective, Result, SparseVec, Terms};
 
@@ -73,8 +76,9 @@ pub trait Structure: Send + Sync {
     /// φ(x_i, y) as a sparse vector (indices may repeat).
     fn joint_feature(&self, data: &Self::Data, i: usize, y: &Self::Label) -> Result<SparseVec>;
 
-    /// Decomposable terms of `y` against `y_true`.
-    fn terms(&self, data: &Self::Data, i: usize, y: &Self::Label, y_true: &Self::Label) -> Result<Terms>;
+    /// Decomposable terms of `y` against `y_true` (fails when the two are not labels of the
+    /// same instance, e.g. sequences of different lengths).
+    fn terms(&self, y: &Self::Label, y_true: &Self::Label) -> Result<Terms>;
 
     /// argmax_y w·φ(x_i, y); always an integral label.
     fn predict(&self, w: &[f64], data: &Self::Data, i: usize) -> Result<Self::Label>;

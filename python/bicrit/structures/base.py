@@ -1,0 +1,167 @@
+"""The structure protocol: what every label structure provides, native or written in Python.
+
+A structure knows its joint feature map φ(x, y), its task loss, the decomposable *terms* its
+oracle can add to the margin, and an oracle (DESIGN §4)::
+
+    s = bicrit.structure("multiclass")
+    s.initialize(X, Y)                    # fixes sizes from data
+    s.joint_feature(x, y)                 # 1-D array of length s.size_joint_feature
+    s.loss(y, y_true)
+    s.predict_one(w, x)                   # argmax_y w·φ(x, y), always integral
+    s.oracle(w, x, y_true, {"loss": lam}) # argmax_y m(y) + Σ_t coef[t]·term_t(y), best first
+    s.lambda_oracle(w, x, y_true, lam)    # shorthand for coef = {"loss": lam}; lam may be 0 or inf
+
+Terms are ``loss`` (the task loss), ``size`` (the label size |y|) and ``hamming`` (the Hamming
+distance between indicator sets, which the Micro-F1 surrogate needs). ``capabilities`` says which
+optional queries the oracle answers: ``ban`` (exclude labels), ``kbest``, ``cone`` (restrict the
+slope loss/(1 + m) to an interval), and whether answers may be ``relaxed`` (fractional).
+
+A structure written in Python subclasses :class:`Structure` (or follows the same protocol) and
+works with every search and learner — only slower, since it runs under the GIL.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+__all__ = ["TERMS", "Answer", "Cone", "Structure"]
+
+#: Names of the decomposable terms an oracle can weight.
+TERMS: tuple[str, ...] = ("loss", "size", "hamming")
+
+
+class Answer(NamedTuple):
+    """One label returned by an oracle, with its margin m(y) and its term values."""
+
+    label: Any
+    margin: float
+    terms: dict[str, float]
+
+
+class Cone(NamedTuple):
+    """A slope interval ``lo ≤ L/(1 + m) ≤ hi`` for the constrained λ-oracle, with open or
+    closed ends; in linear form ``lo·(1 + m) ≤ L`` and ``L ≤ hi·(1 + m)`` (thesis eq.
+    ``constrained_oracle``)."""
+
+    lo: float
+    hi: float = math.inf
+    lo_closed: bool = True
+    hi_closed: bool = False
+
+    def contains(self, margin: float, loss: float) -> bool:
+        """Whether a label with margin ``margin`` and loss ``loss`` lies in the cone."""
+        big_h = 1.0 + margin
+        lo_ok = self.lo * big_h <= loss if self.lo_closed else self.lo * big_h < loss
+        if math.isinf(self.hi):
+            return lo_ok
+        hi_ok = loss <= self.hi * big_h if self.hi_closed else loss < self.hi * big_h
+        return lo_ok and hi_ok
+
+    def as_native(self) -> tuple[float, bool, float, bool]:
+        """The tuple the native oracles take."""
+        return (float(self.lo), bool(self.lo_closed), float(self.hi), bool(self.hi_closed))
+
+
+def lambda_query(lam: float) -> dict[str, Any]:
+    """Oracle arguments of the λ-oracle ``argmax m + λ·L``; λ = 0 and λ = ∞ are lexicographic."""
+    lam = float(lam)
+    if math.isnan(lam) or lam < 0:
+        raise ValueError(f"lam must be ≥ 0 (0 and inf allowed), got {lam}")
+    if lam == 0.0:
+        return {"coef": {}, "margin_coef": 1.0, "tiebreak": (0.0, {"loss": 1.0})}
+    if math.isinf(lam):
+        return {"coef": {"loss": 1.0}, "margin_coef": 0.0, "tiebreak": (1.0, {})}
+    return {"coef": {"loss": lam}, "margin_coef": 1.0, "tiebreak": None}
+
+
+class Structure(ABC):
+    """Base class of label structures (the protocol; see the module docstring)."""
+
+    #: Registry name.
+    name: str = ""
+    #: Optional oracle queries answered.
+    capabilities: Mapping[str, bool] = {
+        "ban": False,
+        "kbest": False,
+        "cone": False,
+        "relaxed": False,
+    }
+
+    @property
+    @abstractmethod
+    def size_joint_feature(self) -> int:
+        """Length of φ(x, y)."""
+
+    @abstractmethod
+    def initialize(self, X: Any, Y: Any) -> Structure:
+        """Fixes sizes from data and returns ``self``."""
+
+    @abstractmethod
+    def joint_feature(self, x: Any, y: Any) -> np.ndarray:
+        """φ(x, y) as a dense 1-D float64 array."""
+
+    @abstractmethod
+    def terms(self, y: Any, y_true: Any) -> dict[str, float]:
+        """Values of the decomposable terms of ``y`` against ``y_true``."""
+
+    def loss(self, y: Any, y_true: Any) -> float:
+        """Task loss L(y, y_true)."""
+        return float(self.terms(y, y_true)["loss"])
+
+    @abstractmethod
+    def predict_one(self, w: np.ndarray, x: Any) -> Any:
+        """argmax_y w·φ(x, y) (integral)."""
+
+    @abstractmethod
+    def oracle(
+        self,
+        w: np.ndarray,
+        x: Any,
+        y_true: Any,
+        coef: Mapping[str, float] | None = None,
+        *,
+        margin_coef: float = 1.0,
+        tiebreak: tuple[float, Mapping[str, float]] | None = None,
+        ban: Sequence[Any] | None = None,
+        k: int = 1,
+        cone: Cone | None = None,
+    ) -> list[Answer]:
+        """The ``k`` best labels under ``margin_coef·m(y) + Σ_t coef[t]·term_t(y)``, best first.
+
+        ``tiebreak = (margin_coef', coef')`` breaks exact ties lexicographically (λ = 0 and
+        λ = ∞ queries); ``ban`` excludes labels; ``cone`` restricts to a slope interval. An empty
+        list means no label satisfies ``ban`` and ``cone``.
+        """
+
+    def lambda_oracle(self, w: np.ndarray, x: Any, y_true: Any, lam: float) -> Any:
+        """``argmax_y m(y) + λ·L(y, y_true)``; λ = 0 and λ = inf are lexicographic queries."""
+        return self.oracle(w, x, y_true, **lambda_query(lam))[0].label
+
+    def batch_predict(self, w: np.ndarray, X: Any, n_jobs: int | None = None) -> list[Any]:
+        """``predict_one`` over many instances."""
+        return [self.predict_one(w, x) for x in _rows(X)]
+
+    def batch_oracle(
+        self,
+        w: np.ndarray,
+        X: Any,
+        Y: Any,
+        coef: Mapping[str, float] | None = None,
+        *,
+        n_jobs: int | None = None,
+        **query: Any,
+    ) -> list[list[Answer]]:
+        """``oracle`` over many instances with the same query."""
+        return [self.oracle(w, x, y, coef, **query) for x, y in zip(_rows(X), Y, strict=True)]
+
+
+def _rows(X: Any) -> list[Any]:
+    if hasattr(X, "tocsr"):
+        X = X.tocsr()
+        return [X[i : i + 1] for i in range(X.shape[0])]
+    return list(X)
