@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 
 __all__ = ["main"]
@@ -32,10 +31,9 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
 def _cmd_not_yet(args: argparse.Namespace) -> int:
     print(
         f"bicrit {args.command}: no learner is installed in this build of bicrit yet; "
-        "`bicrit plugins` lists what is available.",
-        file=sys.stderr,
+        "`bicrit plugins` lists what is available."
     )
-    return 2
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
