@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from bicrit.cli import build_parser, main
 
 

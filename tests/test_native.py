@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import bicrit
 import pytest
+
+import bicrit
 from bicrit import _native
 from bicrit.errors import (
     BicritError,

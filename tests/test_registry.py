@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from bicrit import registry
 from bicrit.errors import BrokenPluginWarning, RegistryError, UnknownNameError
 

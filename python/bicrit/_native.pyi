@@ -6,4 +6,46 @@ def default_threads() -> int:
     """Number of threads of the native thread pool (what ``n_jobs=-1`` means)."""
 
 def _panic_for_tests(message: str) -> None: ...
+
+# --- structures -----------------------------------------------------------------------------
+
+class NativeStructure:
+    """A native label structure; see ``bicrit.structures.base.Structure`` for the protocol."""
+
+    name: str
+    size_joint_feature: int
+    capabilities: dict[str, bool]
+    def joint_feature_sparse(self, x: object, y: object) -> tuple[list[int], list[float]]: ...
+    def terms(self, y: object, y_true: object) -> dict[str, float]: ...
+    def predict_one(self, w: object, x: object) -> object: ...
+    def oracle(
+        self,
+        w: object,
+        x: object,
+        y_true: object,
+        coef: dict[str, float] | None = None,
+        *,
+        margin_coef: float = 1.0,
+        tiebreak: tuple[float, dict[str, float]] | None = None,
+        ban: object | None = None,
+        k: int = 1,
+        cone: tuple[float, bool, float, bool] | None = None,
+    ) -> list[tuple[object, float, dict[str, float]]]: ...
+    def batch_predict(self, w: object, x: object, n_jobs: int | None = None) -> object: ...
+    def batch_oracle(
+        self,
+        w: object,
+        x: object,
+        y_true: object,
+        coef: dict[str, float] | None = None,
+        *,
+        margin_coef: float = 1.0,
+        tiebreak: tuple[float, dict[str, float]] | None = None,
+        k: int = 1,
+        cone: tuple[float, bool, float, bool] | None = None,
+        n_jobs: int | None = None,
+    ) -> list[list[tuple[object, float, dict[str, float]]]]: ...
+
+def multiclass_structure(n_classes: int, n_features: int) -> NativeStructure: ...
+def python_structure(obj: object) -> NativeStructure: ...
 def _error_for_tests(kind: str, message: str) -> None: ...

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import math
 
-import bicrit
 import numpy as np
 import pytest
-from bicrit.errors import InvalidInputError
-from bicrit.structures import Cone
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import bicrit
+from bicrit.errors import InvalidInputError
+from bicrit.structures import Cone
 from tests.structures.brute import assert_matches, brute_force
 
 

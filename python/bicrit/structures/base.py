@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-__all__ = ["TERMS", "Answer", "Cone", "Structure"]
+__all__ = ["TERMS", "Answer", "Cone", "Structure", "as_native", "labels_equal"]
 
 #: Names of the decomposable terms an oracle can weight.
 TERMS: tuple[str, ...] = ("loss", "size", "hamming")
@@ -165,3 +165,25 @@ def _rows(X: Any) -> list[Any]:
         X = X.tocsr()
         return [X[i : i + 1] for i in range(X.shape[0])]
     return list(X)
+
+
+def labels_equal(a: Any, b: Any) -> bool:
+    """Label equality used by native code for Python labels: ``==``, reduced for arrays."""
+    if a is b:
+        return True
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return bool(np.array_equal(a, b))
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(labels_equal(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+def as_native(structure: Any) -> Any:
+    """The ``bicrit._native.NativeStructure`` that native searches and learners drive: the
+    structure's own for built-ins, an adapter calling back into Python for plugins."""
+    from bicrit import _native
+
+    native = getattr(structure, "_native", None)
+    if native is not None:
+        return native
+    return _native.python_structure(structure)

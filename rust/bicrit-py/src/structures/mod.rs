@@ -8,6 +8,7 @@
 //! `#[pyfunction]` in its own file, and register that function in `lib.rs`.
 
 pub mod multiclass;
+pub mod python;
 
 use std::sync::Arc;
 
@@ -46,6 +47,8 @@ pub trait BindStructure: Structure + Sized {
 pub enum AnyStructure {
     /// `multiclass`.
     Multiclass(Multiclass),
+    /// A structure written in Python (a plugin), called back under the GIL.
+    Python(python::PyStructure),
 }
 
 /// Runs `$body` with `$s` bound to the concrete structure inside an [`AnyStructure`].
@@ -54,6 +57,7 @@ macro_rules! dispatch {
     ($any:expr, $s:ident => $body:expr) => {
         match $any {
             $crate::structures::AnyStructure::Multiclass($s) => $body,
+            $crate::structures::AnyStructure::Python($s) => $body,
         }
     };
 }

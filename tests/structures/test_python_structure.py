@@ -1,0 +1,117 @@
+"""A structure written in Python runs through the native adapter (as plugins do) and gives the
+same answers as calling it directly; its exceptions reach the caller unchanged."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+import pytest
+
+from bicrit.structures.base import Answer, Cone, Structure, as_native
+
+
+class PyMulticlass(Structure):
+    """A deliberately plain multiclass structure in pure Python."""
+
+    name = "py-multiclass"
+    capabilities: ClassVar[dict[str, bool]] = {
+        "ban": True,
+        "kbest": True,
+        "cone": False,
+        "relaxed": False,
+    }
+
+    def __init__(self, n_classes: int, n_features: int) -> None:
+        self.K, self.d = n_classes, n_features
+
+    @property
+    def size_joint_feature(self) -> int:
+        return self.K * self.d
+
+    def initialize(self, X: Any, Y: Any) -> PyMulticlass:
+        return self
+
+    def joint_feature(self, x: Any, y: Any) -> np.ndarray:
+        out = np.zeros(self.K * self.d)
+        out[y * self.d : (y + 1) * self.d] = x
+        return out
+
+    def terms(self, y: Any, y_true: Any) -> dict[str, float]:
+        wrong = float(y != y_true)
+        return {"loss": wrong, "size": 1.0, "hamming": 2 * wrong}
+
+    def predict_one(self, w: np.ndarray, x: Any) -> int:
+        return int(np.argmax(w.reshape(self.K, self.d) @ x))
+
+    def check_label(self, x: Any, y: Any) -> None:
+        if not 0 <= y < self.K:
+            raise IndexError(f"class {y} out of range")
+
+    def oracle(
+        self,
+        w: np.ndarray,
+        x: Any,
+        y_true: Any,
+        coef: Mapping[str, float] | None = None,
+        *,
+        margin_coef: float = 1.0,
+        tiebreak: tuple[float, Mapping[str, float]] | None = None,
+        ban: Sequence[Any] | None = None,
+        k: int = 1,
+        cone: Cone | None = None,
+    ) -> list[Answer]:
+        coef = dict(coef or {})
+        scores = w.reshape(self.K, self.d) @ x
+        rows = []
+        for y in range(self.K):
+            if ban and y in ban:
+                continue
+            m, t = scores[y] - scores[y_true], self.terms(y, y_true)
+            p = margin_coef * m + sum(c * t[n] for n, c in coef.items())
+            q = (
+                0.0
+                if tiebreak is None
+                else tiebreak[0] * m + sum(c * t[n] for n, c in tiebreak[1].items())
+            )
+            rows.append((-p, -q, y, Answer(y, float(m), t)))
+        rows.sort(key=lambda r: r[:3])
+        return [r[3] for r in rows[:k]]
+
+
+def test_native_adapter_matches_direct_calls() -> None:
+    rng = np.random.default_rng(1)
+    s = PyMulticlass(4, 3)
+    native = as_native(s)
+    assert native.name == "py-multiclass" and native.size_joint_feature == 12
+    assert native.capabilities["ban"] and not native.capabilities["cone"]
+    X = rng.normal(size=(20, 3))
+    Y = rng.integers(0, 4, size=20)
+    w = rng.normal(size=12)
+    direct = [s.oracle(w, x, y, {"loss": 2.0}, k=2) for x, y in zip(X, Y, strict=True)]
+    through = native.batch_oracle(w, list(X), list(Y), {"loss": 2.0}, k=2, n_jobs=2)
+    assert [[a[0] for a in per] for per in through] == [[a.label for a in per] for per in direct]
+    assert list(native.batch_predict(w, list(X))) == [s.predict_one(w, x) for x in X]
+    idx, val = native.joint_feature_sparse(X[0], 2)
+    dense = np.zeros(12)
+    np.add.at(dense, idx, val)
+    assert np.array_equal(dense, s.joint_feature(X[0], 2))
+    banned = native.oracle(w, X[0], int(Y[0]), {"loss": 1.0}, ban=[0, 1, 2], k=4)
+    assert [a[0] for a in banned] == [3]
+
+
+def test_plugin_exceptions_reach_the_caller_unchanged() -> None:
+    s = PyMulticlass(3, 2)
+    native = as_native(s)
+    with pytest.raises(IndexError, match="class 7 out of range"):
+        native.oracle(np.zeros(6), np.ones(2), 7, {"loss": 1.0})
+
+    class Broken(PyMulticlass):
+        def oracle(self, *args: Any, **kwargs: Any) -> list[Answer]:
+            raise ZeroDivisionError("plugin bug")
+
+    with pytest.raises(ZeroDivisionError, match="plugin bug"):
+        as_native(Broken(3, 2)).batch_oracle(
+            np.zeros(6), [np.ones(2)] * 3, [0, 1, 2], {"loss": 1.0}
+        )
