@@ -68,7 +68,7 @@ def as_indicator(Y: Any, name: str, columns: str = "labels") -> np.ndarray | sp.
         bad = ~((data == 0) | (data == 1))
         if bad.any():
             raise InvalidInputError(
-                f"{name} must hold only 0/1 values, found {data[bad][0]!r} "
+                f"{name} must hold only 0/1 values, found {data[bad][0].item()!r} "
                 "(duplicate sparse entries are summed first)"
             )
         csr.eliminate_zeros()
@@ -90,7 +90,7 @@ def as_indicator(Y: Any, name: str, columns: str = "labels") -> np.ndarray | sp.
             if bad.any():
                 row, col = np.argwhere(bad)[0]
                 raise InvalidInputError(
-                    f"{name} must hold only 0/1 values, found {arr[row, col]!r} "
+                    f"{name} must hold only 0/1 values, found {arr[row, col].item()!r} "
                     f"at row {row}, column {col}"
                 )
         out = arr.astype(bool, copy=False)

@@ -121,6 +121,7 @@ class _Corpus:
     gold: np.ndarray  # (N,) codes into vocab
     pred: np.ndarray  # (N,) codes into vocab
     vocab: np.ndarray  # sorted distinct tags
+    single: bool = False  # one sentence given as a plain list of tags: locate as name[t]
 
     @property
     def offsets(self) -> np.ndarray:
@@ -131,11 +132,15 @@ class _Corpus:
         n_tokens = self.gold.shape[0]
         which = 0 if flat_index < n_tokens else 1
         index = flat_index - which * n_tokens
+        if self.single:
+            return f"{self.names[which]}[{index}]"
         s = int(np.searchsorted(self.offsets, index, side="right") - 1)
         return f"{self.names[which]}[{s}][{index - self.offsets[s]}]"
 
 
-def _encode(gold: Any, pred: Any, names: tuple[str, str] = ("gold", "pred")) -> _Corpus:
+def _encode(
+    gold: Any, pred: Any, names: tuple[str, str] = ("gold", "pred"), single: bool = False
+) -> _Corpus:
     """Validate a gold/predicted corpus pair and encode its tags as integers."""
     flat_gold, len_gold = _flatten(gold, names[0])
     flat_pred, len_pred = _flatten(pred, names[1])
@@ -147,14 +152,26 @@ def _encode(gold: Any, pred: Any, names: tuple[str, str] = ("gold", "pred")) -> 
             f"{names[0]}[{s}] and {names[1]}[{s}] differ in length: "
             f"{len_gold[s]} and {len_pred[s]} tags"
         )
-    for name, flat in zip(names, (flat_gold, flat_pred), strict=True):
-        kinds = {type(tag) for tag in flat}
-        if not kinds <= {str, np.str_}:
-            odd = next(tag for tag in flat if not isinstance(tag, str))
-            raise InvalidInputError(f"{name} must hold string tags, found {odd!r}")
-    vocab, codes = np.unique(np.array(flat_gold + flat_pred, dtype=str), return_inverse=True)
+    # encode with a dict (linear time), then renumber the codes in sorted tag order
+    index: dict[Any, int] = {}
+    flat = flat_gold + flat_pred
+    try:
+        raw = np.fromiter(
+            (index.setdefault(tag, len(index)) for tag in flat), dtype=np.int64, count=len(flat)
+        )
+    except TypeError as err:  # an unhashable tag
+        raise InvalidInputError(f"{names[0]} and {names[1]} must hold string tags: {err}") from err
     n_tokens = len(flat_gold)
-    return _Corpus(names, len_gold, codes[:n_tokens], codes[n_tokens:], vocab)
+    for tag, code in index.items():
+        if not isinstance(tag, str):
+            where = int(np.flatnonzero(raw == code)[0])
+            name = names[0] if where < n_tokens else names[1]
+            raise InvalidInputError(f"{name} must hold string tags, found {tag!r}")
+    vocab = np.array(sorted(index), dtype=object)
+    rank = np.empty(len(index), dtype=np.int64)
+    rank[[index[tag] for tag in vocab]] = np.arange(len(index))
+    codes = rank[raw]
+    return _Corpus(names, len_gold, codes[:n_tokens], codes[n_tokens:], vocab, single)
 
 
 @dataclass(frozen=True)
@@ -258,7 +275,13 @@ def extract_entities(tags: Sequence[str], scheme: Scheme = "auto") -> list[Entit
         ``(type, start, end)`` with ``end`` exclusive, in order of ``start``.
     """
     _check_scheme(scheme)
-    corpus = _encode([tags], [tags], ("tags", "tags"))
+    if isinstance(tags, str | bytes) or not isinstance(tags, Sequence | np.ndarray):
+        raise InvalidInputError(
+            f"tags must be the sequence of tags of one sentence, got {type(tags).__name__}"
+        )
+    if len(tags) == 0:
+        return []
+    corpus = _encode([tags], [tags], ("tags", "tags"), single=True)
     prefix_of, type_of, types = _parse_iob(corpus)
     sentence_start = np.zeros(corpus.gold.shape[0], dtype=bool)
     sentence_start[0] = True
