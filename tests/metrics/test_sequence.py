@@ -333,3 +333,42 @@ def test_invalid_parameters():
         extract_entities(["O"], scheme="IOB2")
     with pytest.raises(InvalidParameterError, match="zero_division"):
         sequence_report([["O"]], [["O"]], zero_division=2)
+
+
+# --- real CoNLL files (skipped without the development data) ------------------------------
+
+
+def read_conll_tags(path) -> list[list[str]]:
+    """Last column of a CoNLL file, one list per blank-line separated sentence."""
+    sentences, current = [], []
+    for line in path.read_text(encoding="latin-1").splitlines():
+        fields = line.split()
+        if not fields or fields[0] == "-DOCSTART-":
+            if current:
+                sentences.append(current)
+                current = []
+            continue
+        current.append(fields[-1])
+    if current:
+        sentences.append(current)
+    return sentences
+
+
+@pytest.mark.parametrize("name", ["conll2000/test.txt", "conll2002/esp.testb"])
+def test_real_corpus_against_seqeval(data_dir, name):
+    seqeval = pytest.importorskip("seqeval.metrics.sequence_labeling")
+    path = data_dir / name
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    gold = read_conll_tags(path)
+    rng = np.random.default_rng(0)
+    vocab = sorted({t for s in gold for t in s})
+    pred = [[t if rng.random() > 0.1 else vocab[rng.integers(len(vocab))] for t in s] for s in gold]
+    report = sequence_report(gold, pred)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for average in ("micro", "macro"):
+            ref = seqeval.precision_recall_fscore_support(gold, pred, average=average)
+            prefix = "" if average == "micro" else "macro_"
+            ours = [report[f"{prefix}{k}"] for k in ("precision", "recall", "f1")]
+            assert ours == pytest.approx([float(v) for v in ref[:3]])
