@@ -260,8 +260,9 @@ def _build() -> dict[str, DatasetSpec]:
             note="no official split: train/test = wsj_0001-0179/0180-0199; non-commercial",
         )
     )
-    for base, n_fun, n_go, d, c_fun, c_go in _CLUS_GENOMICS:
-        for kind, nodes, counts in (("FUN", n_fun, c_fun), ("GO", n_go, c_go)):
+    for kind in ("FUN", "GO"):  # the README's order: every FunCat tree, then every GO DAG
+        for base, n_fun, n_go, d, c_fun, c_go in _CLUS_GENOMICS:
+            nodes, counts = (n_fun, c_fun) if kind == "FUN" else (n_go, c_go)
             if nodes is None or counts is None:
                 continue
             name = f"{base}_{kind}"
