@@ -23,7 +23,6 @@ Encoding, the same for every bicrit loader built on it:
 from __future__ import annotations
 
 import operator
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import compress
@@ -42,7 +41,6 @@ AttributeKind = Literal["numeric", "nominal", "string", "date", "hierarchical"]
 
 _NUMERIC_TYPES = {"numeric", "real", "integer"}
 _BINARY_PAIRS = [("0", "1"), ("no", "yes"), ("false", "true"), ("n", "y"), ("f", "t")]
-_THREE_TOKENS = re.compile(r"[^,\s]\s+[^,\s]+\s+[^,\s]")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "%": "%"}
 
 
@@ -197,7 +195,8 @@ def _parse_attribute(text: str, path: Path, line: int) -> ArffAttribute:
     if word in ("string", "date"):
         return ArffAttribute(name, word, (), line)  # type: ignore[arg-type]
     if word == "hierarchical":
-        items = tuple(v.strip() for v in rest.split(None, 1)[1].split(",")) if " " in rest else ()
+        parts = rest.split(None, 1)
+        items = tuple(v.strip() for v in parts[1].split(",")) if len(parts) > 1 else ()
         return ArffAttribute(name, "hierarchical", items, line)
     if word == "relational":
         raise DataFormatError(path, line, f"attribute {name!r}: relational attributes unsupported")
@@ -361,17 +360,17 @@ class _Reader:
                 cols.append(idx)
                 vals.append(rest)
         elif inner and not inner.isspace():
-            # One split per row: tokens alternate index, value. Every comma-separated item has
-            # exactly two tokens when none has three or more and the total is twice the items.
-            toks = inner.replace(",", " ").split()
+            # One split per row: index, value, ",", index, value, ... — so every item has
+            # exactly two tokens iff the length is 3k - 1 with a comma at every third place.
+            toks = inner.replace(",", " , ").split()
             n_items = inner.count(",") + 1
-            if len(toks) != 2 * n_items or _THREE_TOKENS.search(inner):
+            if len(toks) != 3 * n_items - 1 or toks[2::3].count(",") != n_items - 1:
                 bad = next(
                     (it for it in inner.split(",") if len(it.split()) != 2), inner.split(",")[0]
                 )
                 raise self.err(lineno, f"sparse entry {bad.strip()!r} is not 'index value'")
-            cols.extend(toks[0::2])
-            vals.extend(toks[1::2])
+            cols.extend(toks[0::3])
+            vals.extend(toks[1::3])
         rows.extend([row] * (len(cols) - before))
         count.append(len(cols) - before)
         for c in self.text_cols:  # string values of sparse rows: found below, else empty
