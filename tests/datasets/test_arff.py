@@ -124,3 +124,13 @@ def test_invalid_utf8_names_the_line(tmp_path):
     p.write_bytes(b"@relation r\n@attribute a {x,\xe9}\n@data\n")
     with raises_at(p, 2, "not valid utf-8"):
         read_arff(p)
+
+
+def test_dense_rows_in_a_sparse_file_and_strings(tmp_path):
+    head = "@relation r\n@attribute a numeric\n@attribute s string\n@data\n"
+    d = read_arff(write(tmp_path, head + "{0 1}\n2,hello\n"))
+    np.testing.assert_array_equal(d.X.toarray(), [[1, 0], [2, 0]])
+    assert d.text[1] == ["", "hello"]
+    p = write(tmp_path, head + "{0 1, 1 x}\n")
+    with raises_at(p, 5, "string attribute 's' in a sparse row"):
+        read_arff(p)

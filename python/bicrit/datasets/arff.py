@@ -12,7 +12,7 @@ Encoding, the same for every bicrit loader built on it:
   overflow to infinity are rejected with :class:`~bicrit.errors.DataFormatError`, because
   bicrit's estimators refuse non-finite input and ARFF spells missing as ``?``;
 * ``string``, ``date`` and Clus ``hierarchical`` attributes are not encoded: their raw values are
-  in ``ArffData.text`` and their column of ``X`` holds 0;
+  in ``ArffData.text`` and their column of ``X`` holds 0 (sparse rows may not give them values);
 * in sparse rows (``{index value, ...}``, 0-based indices) a value left out is 0. Weka's rule
   is that it is the *first* declared nominal value, so a sparse file whose nominal attribute has a
   first value that does not encode as 0 (e.g. ``{YES,NO}``) is rejected rather than misread.
@@ -410,11 +410,11 @@ class _Reader:
         vals_list = list(sp_vals)
         text_mask = ~self.is_encoded[cols]
         if text_mask.any():
-            for k in np.flatnonzero(text_mask).tolist():
-                self._text_of_sparse(int(cols[k]), int(rows[k]), sp_vals[k])
-            keep = ~text_mask
-            rows, cols = rows[keep], cols[keep]
-            vals_list = [v for v, t in zip(vals_list, text_mask.tolist(), strict=True) if not t]
+            k = int(np.flatnonzero(text_mask)[0])
+            a = self.attrs[int(cols[k])]
+            raise self.err(
+                int(self.row_lines[rows[k]]), f"{a.kind} attribute {a.name!r} in a sparse row"
+            )
         if dense_rows:  # dense rows inside a sparse file
             nc = len(self.num_cols)
             rows = np.concatenate([rows, np.repeat(np.asarray(dense_rows, dtype=np.int64), nc)])
@@ -436,13 +436,6 @@ class _Reader:
         X.sum_duplicates()
         X.sort_indices()
         return X
-
-    def _text_of_sparse(self, col: int, row: int, value: str) -> None:
-        raise self.err(
-            int(self.row_lines[row]),
-            f"{self.attrs[col].kind} attribute {self.attrs[col].name!r} in a sparse row: "
-            "unsupported",
-        )
 
     def _encode(self, values: list[str], cols: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """Float codes of ``values`` (strings) of columns ``cols`` in rows ``rows``."""
