@@ -28,6 +28,33 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_datasets(args: argparse.Namespace) -> int:
+    from bicrit import datasets
+
+    table = datasets.available(args.root)
+    root = datasets.find_data_root(args.root)
+    if root is None:
+        print(
+            "data root: not found (set BICRIT_DATA or pass --root); "
+            "only the bundled dataset is available"
+        )
+    else:
+        print(f"data root: {root}")
+    rows = table.rows(named=True)
+    header = {"name": "NAME", "task": "TASK", "format": "FORMAT", "counts": "SPLITS (README)"}
+    widths = {k: max(len(header[k]), *(len(r[k]) for r in rows)) for k in header}
+    print("  ".join(f"{header[k]:<{widths[k]}}" for k in header) + "  PRESENT  FOLDER")
+    for r in rows:
+        cells = "  ".join(f"{r[k]:<{widths[k]}}" for k in header)
+        folder = r["path"] if r["present"] or root is None else r["path"] + " (missing)"
+        print(f"{cells}  {'yes' if r['present'] else 'no':<7}  {folder}")
+    print(
+        "bundled: emotions (inside the package; train 391 / test 202 instances) — "
+        'bicrit.datasets.load("emotions", bundled=True)'
+    )
+    return 0
+
+
 def _cmd_not_yet(args: argparse.Namespace) -> int:
     print(
         f"bicrit {args.command}: no learner is installed in this build of bicrit yet; "
@@ -48,6 +75,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("plugins", help="list registered structures, surrogates and searches")
     p.add_argument("--kind", choices=["structure", "surrogate", "search"], default=None)
     p.set_defaults(func=_cmd_plugins)
+
+    p = sub.add_parser(
+        "datasets",
+        help="list the datasets bicrit.datasets.load() can open, where they are, their counts",
+        description="List every dataset name of bicrit.datasets.load(): task, format, official "
+        "splits with the README's counts, and its folder under the data root (BICRIT_DATA, "
+        "default ../shared/data next to the source checkout).",
+    )
+    p.add_argument("--root", default=None, help="data root (default: BICRIT_DATA, ../shared/data)")
+    p.set_defaults(func=_cmd_datasets)
 
     for name, text in [
         ("train", "train a model (default: margin vs slack rescaling on the bundled dataset)"),

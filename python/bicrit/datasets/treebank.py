@@ -1,0 +1,86 @@
+"""The dependency-treebank dataset type shared by the CoNLL-U and Malt-TAB readers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from bicrit.errors import DataFormatError
+
+__all__ = ["TreebankDataset", "check_tree"]
+
+
+@dataclass(frozen=True)
+class TreebankDataset:
+    """Dependency-annotated sentences as parallel per-sentence lists.
+
+    Word ``j`` of a sentence (0-based) has ``heads[s][j]`` — the 1-based index of its head word,
+    0 for the root. A column the format lacks is ``None`` (Malt-TAB has no lemmas, no UPOS, and
+    deprels only in its optional fourth column).
+    """
+
+    words: list[list[str]]
+    heads: list[np.ndarray]
+    """Per sentence, int64 head indices (1-based; 0 = root)."""
+    deprels: list[list[str]] | None = None
+    upos: list[list[str]] | None = None
+    xpos: list[list[str]] | None = None
+    lemmas: list[list[str]] | None = None
+    sent_ids: list[str] = field(default_factory=list)
+    """``# sent_id`` of each sentence (CoNLL-U), or ``file:number`` (Malt-TAB)."""
+    paths: tuple[Path, ...] = ()
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def __repr__(self) -> str:
+        return f"TreebankDataset({len(self)} sentences, {self.n_tokens} words)"
+
+    @property
+    def n_tokens(self) -> int:
+        """Number of (syntactic) words over all sentences."""
+        return sum(len(w) for w in self.words)
+
+    @property
+    def pos(self) -> list[list[str]]:
+        """The POS tags for tagging: UPOS when the format has them, else XPOS."""
+        tags = self.upos if self.upos is not None else self.xpos
+        if tags is None:
+            raise AttributeError("this treebank has no POS column")
+        return tags
+
+
+def check_tree(heads: np.ndarray, path: Path, word_lines: list[int], *, single_root: bool) -> None:
+    """Raise unless ``heads`` (1-based, 0 = root) forms a tree rooted at 0.
+
+    ``word_lines[j]`` is the file line of word ``j``; the message names the offending one.
+    """
+    n = len(heads)
+    h = heads.tolist()
+    if min(h, default=0) < 0 or max(h, default=0) > n:
+        j = next(j for j, x in enumerate(h) if not 0 <= x <= n)
+        raise DataFormatError(path, word_lines[j], f"head {h[j]} of word {j + 1} is outside 0..{n}")
+    n_roots = h.count(0)
+    if single_root and n_roots != 1:
+        at = word_lines[h.index(0, h.index(0) + 1)] if n_roots > 1 else word_lines[0]
+        raise DataFormatError(
+            path, at, f"the sentence has {n_roots} roots (head 0), expected exactly one"
+        )
+    # Every word must reach 0 by following heads; state: 0 unknown, 1 on the walk, 2 reaches 0.
+    state = [0] * (n + 1)
+    state[0] = 2
+    for start in range(1, n + 1):
+        walk = []
+        node = start
+        while state[node] == 0:
+            state[node] = 1
+            walk.append(node)
+            node = h[node - 1]
+        if state[node] == 1:
+            raise DataFormatError(
+                path, word_lines[node - 1], f"the heads form a cycle through word {node}"
+            )
+        for v in walk:
+            state[v] = 2

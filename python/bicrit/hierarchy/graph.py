@@ -1,0 +1,471 @@
+"""An immutable, validated label hierarchy: a rooted tree or DAG over named nodes.
+
+Node ids are ``0 .. n_nodes - 1``. Every node but the root has at least one parent; a tree has
+exactly one per node. The root is implied by every label set, so :meth:`Hierarchy.closure` leaves
+it out unless asked (DESIGN §6: labels are ancestor-closed node sets, possibly ending at an
+internal node). The native hierarchy structure reads the graph through the CSR-like arrays
+``parent_indptr`` / ``parent_indices`` (and ``child_indptr`` / ``child_indices``), all int64.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from functools import cached_property
+from types import MappingProxyType
+
+import numpy as np
+import scipy.sparse as sp
+
+from bicrit.errors import InvalidInputError
+
+__all__ = ["Hierarchy"]
+
+_MAX_NAMED = 10  # how many offending nodes an error message lists
+
+
+def _listing(names: Sequence[str]) -> str:
+    shown = ", ".join(repr(n) for n in names[:_MAX_NAMED])
+    more = len(names) - _MAX_NAMED
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+class Hierarchy:
+    """A rooted tree or DAG of named nodes.
+
+    Parameters
+    ----------
+    names
+        Node names, unique; node ``i`` is called ``names[i]``.
+    parents
+        ``parents[i]`` lists the parent ids of node ``i`` (empty for the root only).
+    root
+        Id of the root. ``None``: the single node without parents.
+
+    Raises
+    ------
+    InvalidInputError
+        Duplicate names, a parent id out of range or repeated, a cycle (a node on it is named),
+        several parentless nodes (named; :meth:`from_edges` can join them with ``add_root=True``),
+        or nodes the root does not reach.
+    """
+
+    def __init__(
+        self,
+        names: Sequence[str],
+        parents: Sequence[Sequence[int]],
+        root: int | None = None,
+    ) -> None:
+        names_t = tuple(str(n) for n in names)
+        n = len(names_t)
+        if n == 0:
+            raise InvalidInputError("a hierarchy needs at least one node (its root)")
+        if len(parents) != n:
+            raise InvalidInputError(
+                f"parents has {len(parents)} entries but there are {n} node names"
+            )
+        index: dict[str, int] = {}
+        for i, name in enumerate(names_t):
+            if name in index:
+                raise InvalidInputError(f"duplicate node name {name!r} (ids {index[name]} and {i})")
+            index[name] = i
+        parents_t: list[tuple[int, ...]] = []
+        for i, ps in enumerate(parents):
+            pt = tuple(int(p) for p in ps)
+            for p in pt:
+                if not 0 <= p < n:
+                    raise InvalidInputError(
+                        f"node {names_t[i]!r} has parent id {p}, outside 0..{n - 1}"
+                    )
+            if len(set(pt)) != len(pt):
+                raise InvalidInputError(f"node {names_t[i]!r} lists a parent twice: {pt}")
+            parents_t.append(pt)
+        roots = [i for i, ps in enumerate(parents_t) if not ps]
+        if root is None:
+            if len(roots) != 1:
+                self._raise_roots(names_t, roots)
+            root = roots[0]
+        root = int(root)
+        if not 0 <= root < n:
+            raise InvalidInputError(f"root id {root} outside 0..{n - 1}")
+        if parents_t[root]:
+            raise InvalidInputError(f"the root {names_t[root]!r} has parents {parents_t[root]}")
+        if len(roots) != 1:
+            self._raise_roots(names_t, roots)
+        self._names = names_t
+        self._parents = tuple(parents_t)
+        self._root = root
+        self._index = index
+        self._check_acyclic()
+
+    @staticmethod
+    def _raise_roots(names: tuple[str, ...], roots: list[int]) -> None:
+        if not roots:
+            raise InvalidInputError("no node is without parents, so there is no root (a cycle?)")
+        raise InvalidInputError(
+            f"a hierarchy needs one root, found {len(roots)} nodes without parents: "
+            f"{_listing([names[r] for r in roots])} (join them under an artificial root with "
+            "Hierarchy.from_edges(..., add_root=True))"
+        )
+
+    def _check_acyclic(self) -> None:
+        # Kahn's algorithm from the root; the nodes left over lie on or below a cycle.
+        order = self._kahn()
+        if len(order) == self.n_nodes:
+            self.__dict__["topological_order"] = order
+            return
+        done = np.zeros(self.n_nodes, dtype=bool)
+        done[order] = True
+        start = int(np.flatnonzero(~done)[0])
+        # Walk up through unfinished parents until a node repeats: that node is on a cycle.
+        seen: dict[int, int] = {}
+        node = start
+        while node not in seen:
+            seen[node] = len(seen)
+            node = next(p for p in self._parents[node] if not done[p])
+        cycle = [n for n, k in sorted(seen.items(), key=lambda kv: kv[1]) if k >= seen[node]]
+        path = " -> ".join(repr(self._names[c]) for c in reversed([*cycle, cycle[0]]))
+        raise InvalidInputError(
+            f"the hierarchy has a cycle through node {self._names[node]!r} ({path}); "
+            f"{int((~done).sum())} nodes are on or below a cycle and unreachable from the root"
+        )
+
+    def _kahn(self) -> np.ndarray:
+        n = self.n_nodes
+        indeg = np.diff(self.parent_indptr)
+        remaining = indeg.copy()
+        cp, ci = self.child_indptr, self.child_indices
+        order = np.empty(n, dtype=np.int64)
+        order[0] = self._root
+        head, tail = 0, 1
+        while head < tail:
+            node = order[head]
+            head += 1
+            for c in ci[cp[node] : cp[node + 1]].tolist():
+                remaining[c] -= 1
+                if remaining[c] == 0:
+                    order[tail] = c
+                    tail += 1
+        return order[:tail]
+
+    # ------------------------------------------------------------------ constructors
+
+    @classmethod
+    def from_parent_array(
+        cls, parent: Sequence[int] | np.ndarray, names: Sequence[str] | None = None
+    ) -> Hierarchy:
+        """A tree from ``parent[i]`` (the parent id of node ``i``, negative for the root).
+
+        ``names`` defaults to ``"0", "1", …``.
+        """
+        arr = np.asarray(parent)
+        if arr.ndim != 1 or not np.issubdtype(arr.dtype, np.integer):
+            raise InvalidInputError("parent must be a 1-d array of integers (negative: root)")
+        names = [str(i) for i in range(len(arr))] if names is None else list(names)
+        if len(names) != len(arr):
+            raise InvalidInputError(f"{len(names)} names for {len(arr)} nodes")
+        return cls(names, [() if p < 0 else (int(p),) for p in arr.tolist()])
+
+    @classmethod
+    def from_edges(
+        cls,
+        edges: Iterable[tuple[str, str]] | Iterable[tuple[int, int]],
+        names: Sequence[str] | None = None,
+        *,
+        add_root: bool = False,
+        root_name: str = "root",
+    ) -> Hierarchy:
+        """A hierarchy from ``(parent, child)`` edges, given as names or as ids into ``names``.
+
+        Node ids follow ``names`` when given, else the order of first appearance in ``edges``.
+        With ``add_root=True`` the parentless nodes (if more than one) hang under a new node
+        ``root_name``, appended as the last id; a repeated edge is kept once.
+        """
+        index: dict[str, int] = {}
+        node_names: list[str] = []
+        if names is not None:
+            for nm in names:
+                if nm in index:
+                    raise InvalidInputError(f"duplicate node name {nm!r}")
+                index[nm] = len(node_names)
+                node_names.append(nm)
+        fixed = names is not None
+
+        def node_id(x: str | int) -> int:
+            if isinstance(x, int | np.integer):
+                if not fixed:
+                    raise InvalidInputError("edges given as ids need names=")
+                if not 0 <= int(x) < len(node_names):
+                    raise InvalidInputError(f"node id {x} outside 0..{len(node_names) - 1}")
+                return int(x)
+            x = str(x)
+            if x not in index:
+                if fixed:
+                    raise InvalidInputError(f"unknown node name {x!r} in an edge")
+                index[x] = len(node_names)
+                node_names.append(x)
+            return index[x]
+
+        parent_sets: dict[int, dict[int, None]] = {}
+        for parent, child in edges:
+            p, c = node_id(parent), node_id(child)
+            parent_sets.setdefault(c, {})[p] = None
+        parents = [tuple(parent_sets.get(i, ())) for i in range(len(node_names))]
+        roots = [i for i, ps in enumerate(parents) if not ps]
+        if add_root and len(roots) > 1:
+            if root_name in index:
+                raise InvalidInputError(f"cannot add a root named {root_name!r}: the name exists")
+            node_names.append(root_name)
+            parents = [ps if ps else (len(node_names) - 1,) for ps in parents]
+            parents.append(())
+        return cls(node_names, parents)
+
+    @classmethod
+    def from_paths(
+        cls, paths: Iterable[str], *, sep: str = "/", root_name: str = "root"
+    ) -> Hierarchy:
+        """A tree from node paths (``"01/01/03"``: parent ``"01/01"``), under a root ``root_name``.
+
+        The root gets id 0, the paths ids ``1..`` in the given order (repeats are dropped). A
+        path whose parent path is not listed is an error.
+        """
+        names = [root_name]
+        index = {root_name: 0}
+        for p in paths:
+            if p not in index:
+                index[p] = len(names)
+                names.append(p)
+        parents: list[tuple[int, ...]] = [()]
+        for p in names[1:]:
+            cut = p.rfind(sep)
+            if cut < 0:
+                parents.append((0,))
+                continue
+            up = p[:cut]
+            if up not in index:
+                raise InvalidInputError(f"node {p!r} has parent path {up!r}, which is not a node")
+            parents.append((index[up],))
+        return cls(names, parents, root=0)
+
+    # ------------------------------------------------------------------ basic accessors
+
+    @property
+    def names(self) -> list[str]:
+        """Node names by id."""
+        return list(self._names)
+
+    @property
+    def parents(self) -> list[tuple[int, ...]]:
+        """Parent ids of every node (the root has none)."""
+        return list(self._parents)
+
+    @property
+    def root(self) -> int:
+        """Id of the root."""
+        return self._root
+
+    @property
+    def n_nodes(self) -> int:
+        """Number of nodes, the root included."""
+        return len(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __repr__(self) -> str:
+        kind = "tree" if self.is_tree else "DAG"
+        return (
+            f"Hierarchy({kind}, {self.n_nodes} nodes, {len(self.leaves)} leaves, "
+            f"depth {int(self.depth.max())}, root {self._names[self._root]!r})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Hierarchy):
+            return NotImplemented
+        return (self._names, self._parents, self._root) == (
+            other._names,
+            other._parents,
+            other._root,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self._names, self._parents, self._root))
+
+    def index(self, name: str) -> int:
+        """Id of the node called ``name``; :class:`InvalidInputError` when there is none."""
+        try:
+            return self._index[name]
+        except KeyError:
+            raise InvalidInputError(f"unknown node name {name!r}") from None
+
+    def ids(self, names: Iterable[str]) -> np.ndarray:
+        """Ids (int64) of the named nodes, in the given order."""
+        return np.fromiter((self.index(n) for n in names), dtype=np.int64)
+
+    @property
+    def name_to_id(self) -> Mapping[str, int]:
+        """Read-only view of the name → id map."""
+        return MappingProxyType(self._index)
+
+    # ------------------------------------------------------------------ derived structure
+
+    @cached_property
+    def parent_indptr(self) -> np.ndarray:
+        """CSR row pointer (int64, length ``n_nodes + 1``) of the parent lists."""
+        counts = np.fromiter((len(p) for p in self._parents), dtype=np.int64, count=self.n_nodes)
+        out = np.zeros(self.n_nodes + 1, dtype=np.int64)
+        np.cumsum(counts, out=out[1:])
+        return out
+
+    @cached_property
+    def parent_indices(self) -> np.ndarray:
+        """CSR column indices (int64): parents of node ``i`` are
+        ``parent_indices[parent_indptr[i]:parent_indptr[i + 1]]``."""
+        return np.fromiter(
+            (p for ps in self._parents for p in ps),
+            dtype=np.int64,
+            count=int(self.parent_indptr[-1]),
+        )
+
+    @cached_property
+    def _child_csr(self) -> tuple[np.ndarray, np.ndarray]:
+        child = np.repeat(np.arange(self.n_nodes, dtype=np.int64), np.diff(self.parent_indptr))
+        par = self.parent_indices
+        order = np.lexsort((child, par))
+        indptr = np.zeros(self.n_nodes + 1, dtype=np.int64)
+        np.cumsum(np.bincount(par, minlength=self.n_nodes), out=indptr[1:])
+        return indptr, child[order]
+
+    @property
+    def child_indptr(self) -> np.ndarray:
+        """CSR row pointer (int64) of the child lists."""
+        return self._child_csr[0]
+
+    @property
+    def child_indices(self) -> np.ndarray:
+        """CSR column indices (int64) of the child lists, ascending within a node."""
+        return self._child_csr[1]
+
+    @cached_property
+    def children(self) -> list[tuple[int, ...]]:
+        """Child ids of every node, ascending."""
+        ptr, idx = self._child_csr
+        flat = idx.tolist()
+        return [tuple(flat[ptr[i] : ptr[i + 1]]) for i in range(self.n_nodes)]
+
+    @cached_property
+    def is_tree(self) -> bool:
+        """True when every node but the root has exactly one parent."""
+        return bool(np.all(np.diff(self.parent_indptr) <= 1))
+
+    @cached_property
+    def leaves(self) -> np.ndarray:
+        """Ids (int64, ascending) of the nodes without children."""
+        return np.flatnonzero(np.diff(self.child_indptr) == 0).astype(np.int64)
+
+    @cached_property
+    def topological_order(self) -> np.ndarray:
+        """Node ids (int64), every parent before its children, the root first."""
+        return self._kahn()  # normally filled in by the constructor's cycle check
+
+    @cached_property
+    def depth(self) -> np.ndarray:
+        """Depth of every node (int64): the root 0, else 1 + the largest parent depth.
+
+        In a tree this is the path length to the root; in a DAG the longest such path.
+        """
+        depth = np.zeros(self.n_nodes, dtype=np.int64)
+        ptr, idx = self.parent_indptr, self.parent_indices
+        for node in self.topological_order[1:].tolist():
+            depth[node] = 1 + depth[idx[ptr[node] : ptr[node + 1]]].max()
+        return depth
+
+    @cached_property
+    def ancestor_matrix(self) -> sp.csr_array:
+        """Boolean CSR (``n_nodes × n_nodes``): row ``i`` marks the ancestors of ``i``, itself
+        and the root included."""
+        ptr, idx = self.parent_indptr, self.parent_indices
+        rows: list[np.ndarray] = [np.empty(0, dtype=np.int64)] * self.n_nodes
+        for node in self.topological_order.tolist():
+            ps = idx[ptr[node] : ptr[node + 1]]
+            if len(ps) == 0:
+                rows[node] = np.array([node], dtype=np.int64)
+            elif len(ps) == 1:
+                rows[node] = np.append(rows[int(ps[0])], node)
+            else:
+                rows[node] = np.unique(np.concatenate([rows[p] for p in ps.tolist()] + [[node]]))
+        lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=self.n_nodes)
+        indptr = np.zeros(self.n_nodes + 1, dtype=np.int64)
+        np.cumsum(lengths, out=indptr[1:])
+        indices = np.concatenate(rows)
+        m = sp.csr_array(
+            (np.ones(len(indices), dtype=bool), indices, indptr),
+            shape=(self.n_nodes, self.n_nodes),
+        )
+        m.sort_indices()
+        return m
+
+    def ancestors(self, node: int) -> np.ndarray:
+        """Sorted ids (int64) of every ancestor of ``node``: itself and the root included."""
+        node = self._check_id(node)
+        a = self.ancestor_matrix
+        return a.indices[a.indptr[node] : a.indptr[node + 1]].astype(np.int64)
+
+    def closure(self, nodes: Iterable[int], *, include_root: bool = False) -> np.ndarray:
+        """The ancestor closure of ``nodes``: a sorted int64 array of distinct ids.
+
+        The root, implied by every label set, is left out unless ``include_root=True``.
+        """
+        ids = np.asarray(list(nodes) if not isinstance(nodes, np.ndarray) else nodes)
+        if ids.size == 0:
+            return np.array([self._root] if include_root else [], dtype=np.int64)
+        ids = ids.astype(np.int64, copy=False).ravel()
+        if ids.min() < 0 or ids.max() >= self.n_nodes:
+            bad = int(ids[(ids < 0) | (ids >= self.n_nodes)][0])
+            raise InvalidInputError(f"node id {bad} outside 0..{self.n_nodes - 1}")
+        a = self.ancestor_matrix
+        starts, ends = a.indptr[ids], a.indptr[ids + 1]
+        sel = np.concatenate([a.indices[s:e] for s, e in zip(starts, ends, strict=True)])
+        out = np.unique(sel).astype(np.int64)
+        if not include_root:
+            out = out[out != self._root]
+        return out
+
+    def closures(
+        self, node_sets: Sequence[Iterable[int]], *, include_root: bool = False
+    ) -> list[np.ndarray]:
+        """:meth:`closure` of many node sets at once (one sparse product)."""
+        lists = [np.asarray(list(s), dtype=np.int64) for s in node_sets]
+        lengths = np.fromiter((len(x) for x in lists), dtype=np.int64, count=len(lists))
+        indptr = np.zeros(len(lists) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=indptr[1:])
+        cols = np.concatenate(lists) if lists else np.empty(0, dtype=np.int64)
+        if cols.size and (cols.min() < 0 or cols.max() >= self.n_nodes):
+            bad = int(cols[(cols < 0) | (cols >= self.n_nodes)][0])
+            raise InvalidInputError(f"node id {bad} outside 0..{self.n_nodes - 1}")
+        member = sp.csr_array(
+            (np.ones(len(cols), dtype=np.int32), cols, indptr),
+            shape=(len(lists), self.n_nodes),
+        )
+        closed = (member @ self.ancestor_matrix.astype(np.int32)).tocsr()
+        closed.sort_indices()
+        out = []
+        for i in range(len(lists)):
+            row = closed.indices[closed.indptr[i] : closed.indptr[i + 1]].astype(np.int64)
+            if include_root:
+                if row.size == 0:
+                    row = np.array([self._root], dtype=np.int64)
+            else:
+                row = row[row != self._root]
+            out.append(row)
+        return out
+
+    def is_closed(self, nodes: Iterable[int]) -> bool:
+        """True when ``nodes`` holds every ancestor (bar the root) of each of its nodes."""
+        ids = np.unique(np.asarray(list(nodes), dtype=np.int64))
+        return bool(np.array_equal(self.closure(ids), ids[ids != self._root]))
+
+    def _check_id(self, node: int) -> int:
+        node = int(node)
+        if not 0 <= node < self.n_nodes:
+            raise InvalidInputError(f"node id {node} outside 0..{self.n_nodes - 1}")
+        return node
