@@ -1,10 +1,15 @@
 """bicrit: structured SVMs with any bi-criteria surrogate loss, at margin-rescaling speed.
 
 The public API is listed in ``__all__``; everything else is private. Families mirror the design
-and the Rust crates: surrogates, searches, structures, learners, hierarchy.
+and the Rust crates: surrogates, searches, structures, learners, hierarchy. The data loaders
+(``bicrit.datasets``), metrics (``bicrit.metrics``) and the hierarchy graph (``bicrit.hierarchy``)
+are imported on first use.
 """
 
 from __future__ import annotations
+
+import importlib
+from typing import Any
 
 from bicrit import _native, errors, registry
 from bicrit.errors import BicritError
@@ -12,10 +17,21 @@ from bicrit.structures import structure
 
 __version__: str = _native.__version__
 
+_LAZY = ("datasets", "hierarchy", "metrics")
+
 __all__ = [
     "BicritError",
     "__version__",
+    "datasets",
     "errors",
+    "hierarchy",
+    "metrics",
     "registry",
     "structure",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return importlib.import_module(f"bicrit.{name}")
+    raise AttributeError(f"module 'bicrit' has no attribute {name!r}")
