@@ -373,6 +373,33 @@ def test_bad_parameters(params: dict, match: str) -> None:
         bicrit.structure("chain", **params)
 
 
+@pytest.mark.parametrize(
+    ("X", "Y", "match"),
+    [
+        ((np.ones((5, 2)), [0, 2, 2, 5]), [np.zeros(2, int)] * 3, "sequence 1 is empty"),
+        ((np.ones((5, 2)), [0, 3, 2, 5]), [np.zeros(2, int)] * 3, "decrease"),
+        ((np.ones((5, 2)), [0, 4]), [np.zeros(4, int)], "5 rows"),
+        ((np.ones((5, 2)), [1, 5]), [np.zeros(4, int)], "start at 0"),
+        (
+            [np.ones((2, 2)), np.ones((3, 2))],
+            [np.zeros(2, int), np.zeros(2, int)],
+            r"Y\[1\] has length 2",
+        ),
+        ([np.ones((2, 2))], [np.array([0, -1])], "state -1"),
+        ([np.ones((2, 2))], [np.zeros(2, int), np.zeros(2, int)], "1 sequences but Y has 2"),
+        ([np.ones((2, 2))], ["ab"], "integer"),
+        (np.ones((2, 2)), [np.zeros(2, int)], "list of per-sequence"),
+    ],
+)
+def test_initialize_rejects_bad_data(X, Y, match: str) -> None:
+    with pytest.raises(InvalidInputError, match=match):
+        bicrit.structure("chain").initialize(X, Y)
+    s = bicrit.structure("chain", n_states=3)
+    with pytest.raises(InvalidInputError):
+        s.initialize([np.ones((2, 2))], [np.array([0, 3])])
+    assert s._native is None  # nothing half-built
+
+
 def test_uninitialised_is_a_clear_error() -> None:
     with pytest.raises(InvalidInputError, match="initialize"):
         bicrit.structure("chain").predict_one(np.ones(4), np.ones((2, 2)))

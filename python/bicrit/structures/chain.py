@@ -144,6 +144,32 @@ def split_labels(Y: Any, offsets: np.ndarray, *, name: str = "Y") -> list[np.nda
     return labels
 
 
+def _check_dataset(offsets: np.ndarray, csr: CsrTuple, labels: list[np.ndarray], n_states: int):
+    """Offsets delimit non-empty sequences covering the rows; each label fits its sequence."""
+    n_rows = csr[0].shape[0] - 1
+    if offsets.ndim != 1 or offsets.size == 0 or offsets[0] != 0:
+        raise InvalidInputError("offsets must be 1-D, start at 0 and have n_sequences + 1 entries")
+    steps = np.diff(offsets)
+    if steps.size and steps.min() <= 0:
+        i = int(np.flatnonzero(steps <= 0)[0])
+        what = "is empty" if steps[i] == 0 else "has offsets that decrease"
+        raise InvalidInputError(
+            f"sequence {i} {what} (offsets[{i}:{i + 2}] = {offsets[i : i + 2]})"
+        )
+    if offsets[-1] != n_rows:
+        raise InvalidInputError(
+            f"offsets end at {offsets[-1]} but the token feature matrix has {n_rows} rows"
+        )
+    for i, (y, t) in enumerate(zip(labels, steps, strict=True)):
+        if y.shape[0] != t:
+            raise InvalidInputError(
+                f"Y[{i}] has length {y.shape[0]} but sequence {i} has {t} tokens"
+            )
+        if y.size and (y.min() < 0 or y.max() >= n_states):
+            bad = int(y[(y < 0) | (y >= n_states)][0])
+            raise InvalidInputError(f"Y[{i}] has state {bad}, outside the states 0..{n_states}")
+
+
 class Chain(NativeStructure):
     """First-order linear chain over ``n_states`` tags.
 
@@ -246,19 +272,13 @@ class Chain(NativeStructure):
         Xn = as_sequences(X, name="X", n_features=self.n_features)
         labels = split_labels(Y, Xn[1])
         top = max((int(y.max()) for y in labels if y.size), default=0)
-        if any(y.size and y.min() < 0 for y in labels):
-            raise InvalidInputError("state ids must be ≥ 0")
         n_states = self.n_states
         if n_states is None:
             floor = 1 + max((int(o) for o in self.outside or (0,)), default=0)
             n_states = max(top + 1, floor)
         n_features = self.n_features if self.n_features is not None else Xn[0][3]
+        _check_dataset(Xn[1], Xn[0], labels, int(n_states))
         self._build(int(n_states), int(n_features))
-        # validates offsets, lengths and state ranges natively (clear errors naming the sequence)
-        if labels:
-            self._require().batch_oracle(
-                np.zeros(self.size_joint_feature), Xn, labels, {}, n_jobs=1
-            )
         return self
 
     def _x_one(self, x: Any) -> Any:

@@ -307,6 +307,18 @@ impl Chain {
         fixed!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16);
     }
 
+    /// Fails when a weight that sequence `i` uses is NaN or infinite (or the emission scores
+    /// overflow): O(T·S + S²), unlike a check of all of `w`.
+    fn check_used_weights(&self, w: &[f64], emit: &[f64], i: usize) -> Result<()> {
+        let finite = |v: &[f64]| v.iter().all(|x| x.is_finite());
+        if !finite(emit) || !finite(&w[self.trans_offset()..self.size_joint_feature()]) {
+            return Err(Error::input(format!(
+                "w holds non-finite values used by sequence {i} (or its emission scores overflow)"
+            )));
+        }
+        Ok(())
+    }
+
     /// score(y) from precomputed emissions.
     fn path_score(&self, w: &[f64], emit: &[f64], y: &[usize]) -> f64 {
         let s_n = self.n_states;
@@ -738,6 +750,7 @@ impl Structure for Chain {
         self.check_w(w)?;
         let mut emit = Vec::new();
         self.emissions(w, data, i, &mut emit);
+        self.check_used_weights(w, &emit, i)?;
         let obj = Objective { margin: 1.0, terms: Terms::default() };
         let mut found = self.solve::<f64>(w, &emit, None, &obj, None, 1);
         found.pop().ok_or_else(|| Error::solver("Viterbi found no path (non-finite weights?)"))
@@ -767,6 +780,7 @@ impl Structure for Chain {
         let k = q.k.max(1);
         let mut emit = Vec::new();
         self.emissions(w, data, i, &mut emit);
+        self.check_used_weights(w, &emit, i)?;
         let want = k + banned.len();
         let found = match &q.secondary {
             None => self.solve::<f64>(w, &emit, Some(y_true), &q.primary, None, want),

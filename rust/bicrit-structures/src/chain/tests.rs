@@ -279,6 +279,49 @@ fn bad_input_is_an_error() {
 }
 
 #[test]
+fn non_finite_weights_are_an_error() {
+    let data = ChainData::single(CsrMatrix::from_dense(&[vec![1.0], vec![2.0]], 1).unwrap()).unwrap();
+    let c = Chain::new(2, 1, &[0], ChainLoss::Hamming).unwrap();
+    let mut w = vec![0.0; c.size_joint_feature()];
+    w[1] = f64::NAN; // emission of feature 0, state 1
+    let q = TermQuery::loss_augmented(1.0);
+    assert!(c.oracle(&w, &data, 0, &vec![0, 1], &q).unwrap_err().to_string().contains("non-finite"));
+    w[1] = 0.0;
+    w[c.size_joint_feature() - 1] = f64::INFINITY; // an end weight
+    assert!(c.predict(&w, &data, 0).unwrap_err().to_string().contains("non-finite"));
+}
+
+#[test]
+fn searches_see_the_chain_through_the_adapter() {
+    use crate::StructureOracle;
+    use bicrit_core::{FactorMap, Lambda, LambdaOracle, PlaneQuery};
+    // Micro-F1 factors on the segment-loss chain: h = m + H, g = −(|y| + |y_i|); λ = ∞ wants the
+    // smallest |y| (ties: largest h), λ = 0 the largest h (ties: largest g).
+    let c = Chain::with_tags(1, &["O", "B-A", "I-A"], TagScheme::Iob2, None, ChainLoss::Segment).unwrap();
+    let data =
+        ChainData::single(CsrMatrix::from_dense(&[vec![1.0], vec![1.0], vec![1.0]], 1).unwrap()).unwrap();
+    let w = vec![0.0; c.size_joint_feature()];
+    let gold = vec![1, 2, 0];
+    let mut o = StructureOracle::new(&c, &w, &data, 0, &gold, FactorMap::micro_f1(2.0));
+    assert_eq!(o.capabilities(), Capabilities { ban: true, kbest: true, cone: false, relaxed: false });
+    let inf = o.query(&PlaneQuery::lambda(Lambda::Infinity)).unwrap();
+    // |y| = 0 forces y = O O O; h = H = 2 (the two gold entity tokens are missed)
+    assert_eq!(inf[0].label, vec![0, 0, 0]);
+    assert_eq!((inf[0].h, inf[0].g), (2.0, -2.0));
+    let zero = o.query(&PlaneQuery::lambda(Lambda::Zero)).unwrap();
+    // largest H = 2 + 2 + 1: both gold entity tokens take the other entity tag, the O token an
+    // entity tag; then |y| = 3
+    assert_eq!(zero[0].h, 5.0);
+    assert_eq!(zero[0].g, -5.0);
+    let top = o.query(&PlaneQuery { lambda: Lambda::Finite(0.5), ban: &[], k: 4, cone: None }).unwrap();
+    assert_eq!(top.len(), 4);
+    assert!(top.windows(2).all(|p| p[0].h + 0.5 * p[0].g >= p[1].h + 0.5 * p[1].g));
+    assert_eq!(o.calls(), 3);
+    let g = o.gold().unwrap();
+    assert_eq!((g.h, g.g), (0.0, -4.0));
+}
+
+#[test]
 fn feature_major_layout() {
     // two tokens, features [1, 0] and [0, 2]; S = 2; label [1, 0]
     let x = CsrMatrix::from_dense(&[vec![1.0, 0.0], vec![0.0, 2.0]], 2).unwrap();
