@@ -110,6 +110,8 @@ def as_sequences(X: Any, *, name: str = "X", n_features: int | None = None) -> S
 
 def as_label(y: Any, *, name: str = "y") -> np.ndarray:
     """A chain label as a 1-D int64 array (states are range-checked natively)."""
+    if type(y) is np.ndarray and y.dtype == np.int64 and y.ndim == 1:
+        return y
     a = np.asarray(y)
     if a.ndim != 1:
         raise InvalidInputError(

@@ -606,6 +606,16 @@ impl<'a, V: Val> Segmented<'a, V> {
     }
 }
 
+/// (tag, flag) of extended state `x = f·S + s` without a division.
+#[inline(always)]
+fn split(x: usize, n: usize) -> (usize, bool) {
+    if x >= n {
+        (x - n, true)
+    } else {
+        (x, false)
+    }
+}
+
 impl<V: Val> Lattice for Segmented<'_, V> {
     type V = V;
     #[inline(always)]
@@ -619,13 +629,13 @@ impl<V: Val> Lattice for Segmented<'_, V> {
     #[inline(always)]
     fn allowed(&self, t: usize, x: usize) -> bool {
         // the flag can be 1 only on a non-O tag of the type of the gold chunk covering t
-        let s = x % self.tab.s;
+        let (s, _) = split(x, self.tab.s);
         x < self.tab.s
             || self.gold_type[t].is_some_and(|ty| !self.tags.is_outside(s) && self.tags.entity_type(s) == ty)
     }
     #[inline(always)]
     fn first(&self, x: usize) -> V {
-        let (s, f) = (x % self.tab.s, x >= self.tab.s);
+        let (s, f) = split(x, self.tab.s);
         if f != self.flag(0, None, s, false) {
             return V::NEG_INF;
         }
@@ -635,8 +645,8 @@ impl<V: Val> Lattice for Segmented<'_, V> {
     #[inline(always)]
     fn step(&self, t: usize, xp: usize, xc: usize) -> V {
         let n = self.tab.s;
-        let (p, fp) = (xp % n, xp >= n);
-        let (c, fc) = (xc % n, xc >= n);
+        let (p, fp) = split(xp, n);
+        let (c, fc) = split(xc, n);
         let cont = self.tags.cont(p, c);
         if fc != self.flag(t, Some((p, fp)), c, cont) {
             return V::NEG_INF;
@@ -658,7 +668,7 @@ impl<V: Val> Lattice for Segmented<'_, V> {
     #[inline(always)]
     fn last(&self, x: usize) -> V {
         let n = self.tab.s;
-        let (s, f) = (x % n, x >= n);
+        let (s, f) = split(x, n);
         let v = self.tab.end[s];
         if f && self.gold_end[self.tab.t - 1] {
             v.add(self.coef.scale(-2.0))
