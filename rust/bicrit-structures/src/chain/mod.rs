@@ -14,7 +14,7 @@
 //! | start | S | `d·S + S² + s` |
 //! | end | S | `d·S + S² + S + s` |
 //!
-//! score(y) = Σ_t x_t·W_{·,y_t} + Σ_{t≥1} A[y_{t−1}, y_t] + start[y_0] + end[y_{T−1}].
+//! `score(y) = Σ_t x_t·W[·, y_t] + Σ_{t≥1} A[y_{t−1}, y_t] + start[y_0] + end[y_{T−1}]`.
 //!
 //! # Terms (against the gold label g)
 //! * `size` = |{t : y_t ∉ O}|, the number of non-O tokens.
@@ -39,7 +39,9 @@
 //! extended state (y_t, f_t) — the DP runs over 2S states instead of S (4× the work), and only
 //! when the segment loss has a non-zero coefficient. [`dp`] gives Viterbi and list-Viterbi k-best;
 //! a ban list B is answered by k-best with k + |B| and filtering (exact: at most |B| of those are
-//! banned), O(T·W·(W + (k + |B|)·log W)) time for W = S or 2S.
+//! banned). Viterbi is O(T·W²), k-best O(T·W²·k) time and O(T·W·k) memory, so a query with k and
+//! ban list B costs O(T·W²·(k + |B|)), for W = S, or 2S with the segment loss (fewer in practice:
+//! the flag is only possible on tags of the gold chunk's type).
 
 pub mod dp;
 pub mod tags;
