@@ -49,3 +49,16 @@ class NativeStructure:
 def multiclass_structure(n_classes: int, n_features: int) -> NativeStructure: ...
 def python_structure(obj: object) -> NativeStructure: ...
 def _error_for_tests(kind: str, message: str) -> None: ...
+
+# --- chain structure (issue 4, item 3) ---------------------------------------------------------
+def chain_structure(
+    n_states: int,
+    n_features: int,
+    outside: list[int] | None = None,
+    loss: str = "hamming",
+    tag_names: list[str] | None = None,
+    scheme: str = "iob2",
+) -> object:
+    """A native ``chain`` structure (a ``NativeStructure``); see ``bicrit.structures.Chain``."""
+
+# --- end chain structure -----------------------------------------------------------------------

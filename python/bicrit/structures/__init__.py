@@ -10,9 +10,19 @@ from typing import Any
 
 from bicrit.registry import Registrar
 from bicrit.structures.base import TERMS, Answer, Cone, Structure
+from bicrit.structures.chain import Chain
 from bicrit.structures.multiclass import Multiclass
 
-__all__ = ["TERMS", "Answer", "Cone", "Multiclass", "Structure", "register_builtins", "structure"]
+__all__ = [
+    "TERMS",
+    "Answer",
+    "Chain",
+    "Cone",
+    "Multiclass",
+    "Structure",
+    "register_builtins",
+    "structure",
+]
 
 
 def structure(name: str, **params: Any) -> Any:
@@ -29,4 +39,11 @@ def register_builtins(registry: Registrar) -> None:
         Multiclass,
         description="one weight block per class, 0-1 loss, enumeration oracle",
         capabilities={"ban": True, "kbest": True, "cone": True, "relaxed": False},
+    )
+    registry.add_structure(
+        "chain",
+        Chain,
+        description="first-order linear chain (sequence labeling / NER): Viterbi, exact k-best, "
+        "ban lists; token Hamming or chunk-level segment loss",
+        capabilities={"ban": True, "kbest": True, "cone": False, "relaxed": False},
     )

@@ -46,5 +46,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<structures::NativeStructure>()?;
     m.add_function(wrap_pyfunction!(structures::multiclass::multiclass_structure, m)?)?;
     m.add_function(wrap_pyfunction!(structures::python::python_structure, m)?)?;
+    m.add_function(wrap_pyfunction!(structures::chain::chain_structure, m)?)?;
     Ok(())
 }

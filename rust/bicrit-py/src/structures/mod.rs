@@ -7,13 +7,14 @@
 //! variant here and an arm to [`dispatch!`], implement [`BindStructure`] and a constructor
 //! `#[pyfunction]` in its own file, and register that function in `lib.rs`.
 
+pub mod chain;
 pub mod multiclass;
 pub mod python;
 
 use std::sync::Arc;
 
 use bicrit_core::{Cone, Objective, Terms};
-use bicrit_structures::{Multiclass, Scored, Structure, TermQuery};
+use bicrit_structures::{Chain, Multiclass, Scored, Structure, TermQuery};
 use numpy::PyReadonlyArray1;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
@@ -49,6 +50,8 @@ pub enum AnyStructure {
     Multiclass(Multiclass),
     /// A structure written in Python (a plugin), called back under the GIL.
     Python(python::PyStructure),
+    /// `chain`.
+    Chain(Chain),
 }
 
 /// Runs `$body` with `$s` bound to the concrete structure inside an [`AnyStructure`].
@@ -58,6 +61,7 @@ macro_rules! dispatch {
         match $any {
             $crate::structures::AnyStructure::Multiclass($s) => $body,
             $crate::structures::AnyStructure::Python($s) => $body,
+            $crate::structures::AnyStructure::Chain($s) => $body,
         }
     };
 }

@@ -1,0 +1,819 @@
+//! Chain: first-order linear-chain sequence labeling (DESIGN §4 "chain"; the thesis's NER
+//! experiments, §`sec:NER`). Oracles: Viterbi for any [`TermQuery`], exact k-best Viterbi, ban
+//! lists; no cone.
+//!
+//! # Model
+//! `n_states` tags S, `n_features` token features d. A dataset ([`ChainData`]) is one CSR matrix
+//! with a row per token of all sequences, and `offsets` (length n_sequences + 1) delimiting each
+//! sequence. Weights, in this order:
+//!
+//! | block | size | index |
+//! |---|---|---|
+//! | emission | d·S | `f·S + s` (feature-major: one token feature reads S contiguous weights) |
+//! | transition | S² | `d·S + p·S + c` (from p to c) |
+//! | start | S | `d·S + S² + s` |
+//! | end | S | `d·S + S² + S + s` |
+//!
+//! `score(y) = Σ_t x_t·W[·, y_t] + Σ_{t≥1} A[y_{t−1}, y_t] + start[y_0] + end[y_{T−1}]`.
+//!
+//! # Terms (against the gold label g)
+//! * `size` = |{t : y_t ∉ O}|, the number of non-O tokens.
+//! * `hamming` = Σ_t h_t with h_t = 0 if y_t = g_t, 1 if exactly one of y_t, g_t is an O tag,
+//!   2 if they are two different non-O tags (and 0 if both are O tags): the Hamming distance
+//!   between the indicator sets {(t, y_t) : y_t ∉ O} and {(t, g_t) : g_t ∉ O}, which the
+//!   Micro-F1 surrogate needs (DESIGN §3; token Hamming would break its upper bound).
+//! * `loss`, by [`ChainLoss`]:
+//!   - `Hamming`: the number of tokens with y_t ≠ g_t;
+//!   - `Segment`: the chunk-level symmetric difference |C(y) △ C(g)|, where C(·) is the set of
+//!     entity chunks (first token, last token, type) decoded by the conlleval rules (see
+//!     [`tags`]). It counts every predicted chunk that is not exactly a gold chunk (spurious, or
+//!     wrong span or type) plus every gold chunk not exactly predicted (missed), so a chunk with
+//!     the right span and the wrong type costs 2 — it is FP + FN of chunk-level F1, and
+//!     1 − F1_chunk = |C(y) △ C(g)| / (|C(y)| + |C(g)|).
+//!
+//! # Oracles
+//! Every term is folded into the DP exactly. Token terms are node scores. The segment loss is
+//! |C(y)| + |C(g)| − 2·M(y) with M(y) the number of gold chunks reproduced exactly: |C(y)| counts
+//! chunk starts, a function of (y_{t−1}, y_t); M(y) needs "y has reproduced the current gold chunk
+//! so far", a boolean that is a deterministic function of the path, carried as a flag in an
+//! extended state (y_t, f_t) — the DP runs over 2S states instead of S (4× the work), and only
+//! when the segment loss has a non-zero coefficient. [`dp`] gives Viterbi and list-Viterbi k-best;
+//! a ban list B is answered by k-best with k + |B| and filtering (exact: at most |B| of those are
+//! banned). Viterbi is O(T·W²), k-best O(T·W²·k) time and O(T·W·k) memory, so a query with k and
+//! ban list B costs O(T·W²·(k + |B|)), for W = S, or 2S with the segment loss (fewer in practice:
+//! the flag is only possible on tags of the gold chunk's type).
+
+pub mod dp;
+pub mod tags;
+
+use bicrit_core::{Capabilities, CsrMatrix, CsrView, Error, Objective, Result, SparseVec, Terms};
+
+use crate::{Scored, Structure, TermQuery};
+use dp::{kbest, viterbi, Lattice, Lex, Val};
+pub use tags::{Chunk, TagKind, TagScheme, Tags};
+
+/// Task loss of a chain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChainLoss {
+    /// Token Hamming loss: tokens with a wrong tag.
+    Hamming,
+    /// Chunk-level symmetric difference |C(y) △ C(g)| (needs tag names).
+    Segment,
+}
+
+impl ChainLoss {
+    /// Parses `"hamming"` or `"segment"`.
+    pub fn from_name(name: &str) -> Result<Self> {
+        match name {
+            "hamming" => Ok(ChainLoss::Hamming),
+            "segment" => Ok(ChainLoss::Segment),
+            _ => {
+                Err(Error::param(format!("unknown chain loss {name:?}; expected \"hamming\" or \"segment\"")))
+            }
+        }
+    }
+}
+
+/// Token features of many sequences: a CSR matrix with one row per token and the offsets that
+/// delimit the sequences (sequence i is rows `offsets[i]..offsets[i + 1]`).
+#[derive(Clone, Debug)]
+pub struct ChainData {
+    x: CsrMatrix,
+    offsets: Vec<usize>,
+}
+
+impl ChainData {
+    /// Validates the offsets: they start at 0, increase strictly (an empty sequence is an error)
+    /// and end at the number of rows of `x`.
+    pub fn new(x: CsrMatrix, offsets: &[i64]) -> Result<Self> {
+        let n_rows = x.n_rows();
+        if offsets.is_empty() {
+            return Err(Error::input("offsets must have n_sequences + 1 entries, got an empty array"));
+        }
+        if offsets[0] != 0 {
+            return Err(Error::input(format!("offsets must start at 0, got {}", offsets[0])));
+        }
+        for i in 0..offsets.len() - 1 {
+            let (a, b) = (offsets[i], offsets[i + 1]);
+            if b == a {
+                return Err(Error::input(format!(
+                    "sequence {i} is empty (offsets[{i}] = offsets[{}] = {a}); every sequence needs at least one token",
+                    i + 1
+                )));
+            }
+            if b < a {
+                return Err(Error::input(format!(
+                    "offsets must increase, but offsets[{}] = {b} < offsets[{i}] = {a}",
+                    i + 1
+                )));
+            }
+        }
+        let last = *offsets.last().expect("non-empty");
+        if last as usize != n_rows {
+            return Err(Error::input(format!(
+                "offsets end at {last} but the token feature matrix has {n_rows} rows (one per token of all sequences)"
+            )));
+        }
+        Ok(ChainData { x, offsets: offsets.iter().map(|&o| o as usize).collect() })
+    }
+
+    /// A dataset of one sequence (every row of `x`).
+    pub fn single(x: CsrMatrix) -> Result<Self> {
+        let n = x.n_rows() as i64;
+        if n == 0 {
+            return Err(Error::input("empty sequence: the token feature matrix has no rows"));
+        }
+        ChainData::new(x, &[0, n])
+    }
+
+    /// Number of sequences.
+    pub fn n_sequences(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    /// Length of sequence `i`.
+    pub fn len_of(&self, i: usize) -> usize {
+        self.offsets[i + 1] - self.offsets[i]
+    }
+
+    /// Number of token features.
+    pub fn n_features(&self) -> usize {
+        self.x.n_cols
+    }
+
+    /// Rows of sequence `i`.
+    fn rows(&self, i: usize) -> std::ops::Range<usize> {
+        self.offsets[i]..self.offsets[i + 1]
+    }
+
+    fn view(&self) -> CsrView<'_> {
+        self.x.view()
+    }
+}
+
+/// The `chain` structure (see the module documentation).
+#[derive(Clone, Debug)]
+pub struct Chain {
+    n_states: usize,
+    n_features: usize,
+    loss: ChainLoss,
+    tags: Tags,
+}
+
+impl Chain {
+    /// A chain over `n_states` unnamed tags whose O tags are `outside` (Hamming loss only: the
+    /// segment loss needs tag names, see [`Chain::with_tags`]).
+    pub fn new(n_states: usize, n_features: usize, outside: &[usize], loss: ChainLoss) -> Result<Self> {
+        if loss == ChainLoss::Segment {
+            return Err(Error::param("the segment loss needs tag names (B-/I- structure); pass tag_names"));
+        }
+        Self::check_sizes(n_states, n_features)?;
+        Ok(Chain { n_states, n_features, loss, tags: Tags::from_outside(n_states, outside)? })
+    }
+
+    /// A chain over named tags (`"O"`, `"B-X"`, `"I-X"`, and `"E-X"`, `"S-X"` under IOBES); the
+    /// O tags are those named `"O"`. When `outside` is also given it must list exactly those.
+    pub fn with_tags<S: AsRef<str>>(
+        n_features: usize,
+        tag_names: &[S],
+        scheme: TagScheme,
+        outside: Option<&[usize]>,
+        loss: ChainLoss,
+    ) -> Result<Self> {
+        let n_states = tag_names.len();
+        Self::check_sizes(n_states, n_features)?;
+        let tags = Tags::from_names(tag_names, scheme)?;
+        if let Some(out) = outside {
+            let mut given: Vec<usize> = out.to_vec();
+            given.sort_unstable();
+            given.dedup();
+            let named = tags.outside_ids();
+            if given != named {
+                return Err(Error::param(format!(
+                    "outside = {given:?} disagrees with the tags named \"O\" in tag_names ({named:?})"
+                )));
+            }
+        }
+        Ok(Chain { n_states, n_features, loss, tags })
+    }
+
+    fn check_sizes(n_states: usize, n_features: usize) -> Result<()> {
+        if n_states == 0 {
+            return Err(Error::param("n_states must be at least 1"));
+        }
+        if n_features == 0 {
+            return Err(Error::param("n_features must be at least 1"));
+        }
+        let size =
+            n_features.checked_mul(n_states).and_then(|e| e.checked_add(n_states * n_states + 2 * n_states));
+        if size.is_none() {
+            return Err(Error::param("n_features × n_states overflows"));
+        }
+        Ok(())
+    }
+
+    /// Number of tags S.
+    pub fn n_states(&self) -> usize {
+        self.n_states
+    }
+
+    /// Number of token features d.
+    pub fn n_features(&self) -> usize {
+        self.n_features
+    }
+
+    /// The task loss.
+    pub fn loss_kind(&self) -> ChainLoss {
+        self.loss
+    }
+
+    /// The tag set.
+    pub fn tags(&self) -> &Tags {
+        &self.tags
+    }
+
+    fn trans_offset(&self) -> usize {
+        self.n_features * self.n_states
+    }
+
+    fn start_offset(&self) -> usize {
+        self.trans_offset() + self.n_states * self.n_states
+    }
+
+    fn end_offset(&self) -> usize {
+        self.start_offset() + self.n_states
+    }
+
+    fn check_data(&self, data: &ChainData) -> Result<()> {
+        if data.n_features() != self.n_features {
+            return Err(Error::input(format!(
+                "token features have width {} but the structure was initialised with n_features = {}",
+                data.n_features(),
+                self.n_features
+            )));
+        }
+        Ok(())
+    }
+
+    fn check_instance(&self, data: &ChainData, i: usize) -> Result<()> {
+        self.check_data(data)?;
+        if i >= data.n_sequences() {
+            return Err(Error::input(format!("sequence {i} out of range (0..{})", data.n_sequences())));
+        }
+        Ok(())
+    }
+
+    fn check_w(&self, w: &[f64]) -> Result<()> {
+        if w.len() != self.size_joint_feature() {
+            return Err(Error::input(format!(
+                "w has length {} but the joint feature size is {}",
+                w.len(),
+                self.size_joint_feature()
+            )));
+        }
+        Ok(())
+    }
+
+    fn check_states(&self, y: &[usize], what: &str) -> Result<()> {
+        if y.is_empty() {
+            return Err(Error::input(format!("{what} is empty; a sequence has at least one token")));
+        }
+        if let Some(t) = y.iter().position(|&s| s >= self.n_states) {
+            return Err(Error::input(format!(
+                "{what} has state {} at position {t}, outside the states 0..{}",
+                y[t], self.n_states
+            )));
+        }
+        Ok(())
+    }
+
+    /// Emission scores of sequence `i`: `out[t·S + s] = x_t · W_{·,s}`.
+    ///
+    /// This gather over a d·S table (19 MB for 2^18 hashed features × 9 tags) is where the time
+    /// goes on NER sizes: the kernel keeps the S accumulators in registers (S is a const
+    /// parameter for S ≤ 16) and prefetches the weight rows of token t + 1 while computing t.
+    fn emissions(&self, w: &[f64], data: &ChainData, i: usize, out: &mut Vec<f64>) {
+        let s_n = self.n_states;
+        let x = data.view();
+        let rows = data.rows(i);
+        out.clear();
+        out.resize(rows.len() * s_n, 0.0);
+        macro_rules! fixed {
+            ($($n:literal)*) => {
+                match s_n {
+                    $($n => emissions_fixed::<$n>(&x, rows, w, out),)*
+                    _ => emissions_any(&x, rows, w, s_n, out),
+                }
+            };
+        }
+        fixed!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16);
+    }
+
+    /// Fails when a weight that sequence `i` uses is NaN or infinite (or the emission scores
+    /// overflow): O(T·S + S²), unlike a check of all of `w`.
+    fn check_used_weights(&self, w: &[f64], emit: &[f64], i: usize) -> Result<()> {
+        let finite = |v: &[f64]| v.iter().all(|x| x.is_finite());
+        if !finite(emit) || !finite(&w[self.trans_offset()..self.size_joint_feature()]) {
+            return Err(Error::input(format!(
+                "w holds non-finite values used by sequence {i} (or its emission scores overflow)"
+            )));
+        }
+        Ok(())
+    }
+
+    /// score(y) from precomputed emissions.
+    fn path_score(&self, w: &[f64], emit: &[f64], y: &[usize]) -> f64 {
+        let s_n = self.n_states;
+        let (to, so, eo) = (self.trans_offset(), self.start_offset(), self.end_offset());
+        let mut v = w[so + y[0]] + w[eo + y[y.len() - 1]];
+        for (t, &s) in y.iter().enumerate() {
+            v += emit[t * s_n + s];
+            if t > 0 {
+                v += w[to + y[t - 1] * s_n + s];
+            }
+        }
+        v
+    }
+
+    /// Per-token term coefficients folded into a node score: c·[terms of tag s at token t].
+    #[inline]
+    fn node_terms(&self, c: &Terms, token_loss: bool, s: usize, g: Option<usize>) -> f64 {
+        let mut v = 0.0;
+        let out_s = self.tags.is_outside(s);
+        if c.size != 0.0 && !out_s {
+            v += c.size;
+        }
+        if let Some(g) = g {
+            if s != g {
+                if token_loss {
+                    v += c.loss;
+                }
+                if c.hamming != 0.0 {
+                    let out_g = self.tags.is_outside(g);
+                    let h = match (out_s, out_g) {
+                        (true, true) => 0.0,
+                        (false, false) => 2.0,
+                        _ => 1.0,
+                    };
+                    v += c.hamming * h;
+                }
+            }
+        }
+        v
+    }
+
+    /// Tables of the node, transition, start and end scores of one query.
+    fn tables<V: Val>(
+        &self,
+        w: &[f64],
+        emit: &[f64],
+        gold: Option<&[usize]>,
+        primary: &Objective,
+        secondary: Option<&Objective>,
+    ) -> Tables<V> {
+        let s_n = self.n_states;
+        let t_len = emit.len() / s_n;
+        let zero = Objective::default();
+        let sec = secondary.unwrap_or(&zero);
+        let token_loss = self.loss == ChainLoss::Hamming;
+        let mut node = Vec::with_capacity(t_len * s_n);
+        for t in 0..t_len {
+            let g = gold.map(|g| g[t]);
+            for s in 0..s_n {
+                let e = emit[t * s_n + s];
+                let a = primary.margin * e + self.node_terms(&primary.terms, token_loss, s, g);
+                let b = sec.margin * e + self.node_terms(&sec.terms, token_loss, s, g);
+                node.push(V::pair(a, b));
+            }
+        }
+        let pick = |o: usize, n: usize| -> Vec<V> {
+            w[o..o + n].iter().map(|&v| V::pair(primary.margin * v, sec.margin * v)).collect()
+        };
+        Tables {
+            s: s_n,
+            t: t_len,
+            node,
+            trans: pick(self.trans_offset(), s_n * s_n),
+            start: pick(self.start_offset(), s_n),
+            end: pick(self.end_offset(), s_n),
+        }
+    }
+
+    /// The `k` best labels under (primary, secondary) with value type `V`, before filtering.
+    fn solve<V: Val>(
+        &self,
+        w: &[f64],
+        emit: &[f64],
+        gold: Option<&[usize]>,
+        primary: &Objective,
+        secondary: Option<&Objective>,
+        k: usize,
+    ) -> Vec<Vec<usize>> {
+        let tab = self.tables::<V>(w, emit, gold, primary, secondary);
+        let seg_coef = V::pair(primary.terms.loss, secondary.map_or(0.0, |o| o.terms.loss));
+        let segmented = self.loss == ChainLoss::Segment
+            && (primary.terms.loss != 0.0 || secondary.is_some_and(|o| o.terms.loss != 0.0));
+        match (gold, segmented) {
+            (Some(g), true) => {
+                let lat = Segmented::new(&tab, &self.tags, g, seg_coef);
+                run(&lat, k, |x| x % self.n_states)
+            }
+            _ => run(&Plain(&tab), k, |x| x),
+        }
+    }
+
+    /// Checks a label of sequence `i` (length and states).
+    fn check_label_len(&self, data: &ChainData, i: usize, y: &[usize], what: &str) -> Result<()> {
+        self.check_states(y, what)?;
+        let n = data.len_of(i);
+        if y.len() != n {
+            return Err(Error::input(format!(
+                "{what} has length {} but sequence {i} has {n} tokens",
+                y.len()
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Asks the CPU to fetch the weight rows of CSR row `r` (no effect on results).
+#[inline(always)]
+fn prefetch_rows(x: &CsrView<'_>, r: usize, w: &[f64], s_n: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let (idx, _) = x.row(r);
+        for &c in idx {
+            let p = w[c as usize * s_n..].as_ptr();
+            // SAFETY: prefetching is a hint that never faults; `p` points into `w` (the CSR
+            // columns are validated < n_features, so c·S < w.len()), and the second line it may
+            // touch starts at most S − 1 elements further, still within the emission block.
+            unsafe {
+                _mm_prefetch::<_MM_HINT_T0>(p as *const i8);
+                _mm_prefetch::<_MM_HINT_T0>(p.add(s_n - 1) as *const i8);
+            }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (x, r, w, s_n);
+}
+
+/// Emission kernel for a compile-time number of states.
+fn emissions_fixed<const S: usize>(
+    x: &CsrView<'_>,
+    rows: std::ops::Range<usize>,
+    w: &[f64],
+    out: &mut [f64],
+) {
+    let end = rows.end;
+    if !rows.is_empty() {
+        prefetch_rows(x, rows.start, w, S);
+    }
+    for (t, r) in rows.enumerate() {
+        if r + 1 < end {
+            prefetch_rows(x, r + 1, w, S);
+        }
+        let mut acc = [0.0f64; S];
+        let (idx, val) = x.row(r);
+        for (&c, &v) in idx.iter().zip(val) {
+            let base = c as usize * S;
+            let ws: &[f64; S] = w[base..base + S].try_into().expect("row of S weights");
+            for s in 0..S {
+                acc[s] += v * ws[s];
+            }
+        }
+        out[t * S..(t + 1) * S].copy_from_slice(&acc);
+    }
+}
+
+/// Emission kernel for any number of states.
+fn emissions_any(x: &CsrView<'_>, rows: std::ops::Range<usize>, w: &[f64], s_n: usize, out: &mut [f64]) {
+    for (t, r) in rows.enumerate() {
+        let e = &mut out[t * s_n..(t + 1) * s_n];
+        let (idx, val) = x.row(r);
+        for (&c, &v) in idx.iter().zip(val) {
+            let base = c as usize * s_n;
+            for (acc, &wv) in e.iter_mut().zip(&w[base..base + s_n]) {
+                *acc += v * wv;
+            }
+        }
+    }
+}
+
+fn run<L: Lattice>(lat: &L, k: usize, state: impl Fn(usize) -> usize) -> Vec<Vec<usize>> {
+    if k == 1 {
+        let mut path = Vec::new();
+        match viterbi(lat, &mut path) {
+            Some(_) => {
+                path.iter_mut().for_each(|x| *x = state(*x));
+                vec![path]
+            }
+            None => Vec::new(),
+        }
+    } else {
+        kbest(lat, k)
+            .into_iter()
+            .map(|(_, mut p)| {
+                p.iter_mut().for_each(|x| *x = state(*x));
+                p
+            })
+            .collect()
+    }
+}
+
+/// Score tables of one query (values in the DP's value type).
+struct Tables<V> {
+    s: usize,
+    t: usize,
+    node: Vec<V>,
+    trans: Vec<V>,
+    start: Vec<V>,
+    end: Vec<V>,
+}
+
+/// The plain chain lattice: extended state = tag.
+struct Plain<'a, V>(&'a Tables<V>);
+
+impl<V: Val> Lattice for Plain<'_, V> {
+    type V = V;
+    #[inline(always)]
+    fn positions(&self) -> usize {
+        self.0.t
+    }
+    #[inline(always)]
+    fn width(&self) -> usize {
+        self.0.s
+    }
+    #[inline(always)]
+    fn first(&self, x: usize) -> V {
+        self.0.start[x].add(self.0.node[x])
+    }
+    #[inline(always)]
+    fn step(&self, t: usize, xp: usize, xc: usize) -> V {
+        let s = self.0.s;
+        self.0.trans[xp * s + xc].add(self.0.node[t * s + xc])
+    }
+    #[inline(always)]
+    fn last(&self, x: usize) -> V {
+        self.0.end[x]
+    }
+}
+
+/// The segment-loss lattice: extended state x = f·S + s, with f = 1 iff the path has reproduced
+/// the gold chunk covering this token from its first token up to here (module documentation).
+struct Segmented<'a, V> {
+    tab: &'a Tables<V>,
+    tags: &'a Tags,
+    /// Type of the gold chunk starting at t, if any.
+    gold_start: Vec<Option<u32>>,
+    /// t lies in a gold chunk, after its first token.
+    gold_inside: Vec<bool>,
+    /// A gold chunk ends at t.
+    gold_end: Vec<bool>,
+    /// Type of the gold chunk covering t, if any (where the flag may be 1).
+    gold_type: Vec<Option<u32>>,
+    coef: V,
+    /// coef · |C(g)|, added once at the first position.
+    constant: V,
+}
+
+impl<'a, V: Val> Segmented<'a, V> {
+    fn new(tab: &'a Tables<V>, tags: &'a Tags, gold: &[usize], coef: V) -> Self {
+        let n = gold.len();
+        let mut gold_start = vec![None; n];
+        let mut gold_inside = vec![false; n];
+        let mut gold_end = vec![false; n];
+        let mut gold_type = vec![None; n];
+        let chunks = tags.chunks(gold);
+        for &(a, b, ty) in &chunks {
+            gold_start[a] = Some(ty);
+            gold_end[b] = true;
+            gold_inside[a + 1..=b].iter_mut().for_each(|v| *v = true);
+            gold_type[a..=b].iter_mut().for_each(|v| *v = Some(ty));
+        }
+        let constant = coef.scale(chunks.len() as f64);
+        Segmented { tab, tags, gold_start, gold_inside, gold_end, gold_type, coef, constant }
+    }
+
+    /// The flag forced at position t by (p, fp) → c; `p = None` at t = 0.
+    #[inline(always)]
+    fn flag(&self, t: usize, p: Option<(usize, bool)>, c: usize, cont: bool) -> bool {
+        if let Some(ty) = self.gold_start[t] {
+            !cont && !self.tags.is_outside(c) && self.tags.entity_type(c) == ty
+        } else if self.gold_inside[t] {
+            p.is_some_and(|(_, fp)| fp) && cont
+        } else {
+            false
+        }
+    }
+}
+
+/// (tag, flag) of extended state `x = f·S + s` without a division.
+#[inline(always)]
+fn split(x: usize, n: usize) -> (usize, bool) {
+    if x >= n {
+        (x - n, true)
+    } else {
+        (x, false)
+    }
+}
+
+impl<V: Val> Lattice for Segmented<'_, V> {
+    type V = V;
+    #[inline(always)]
+    fn positions(&self) -> usize {
+        self.tab.t
+    }
+    #[inline(always)]
+    fn width(&self) -> usize {
+        2 * self.tab.s
+    }
+    #[inline(always)]
+    fn allowed(&self, t: usize, x: usize) -> bool {
+        // the flag can be 1 only on a non-O tag of the type of the gold chunk covering t
+        let (s, _) = split(x, self.tab.s);
+        x < self.tab.s
+            || self.gold_type[t].is_some_and(|ty| !self.tags.is_outside(s) && self.tags.entity_type(s) == ty)
+    }
+    #[inline(always)]
+    fn first(&self, x: usize) -> V {
+        let (s, f) = split(x, self.tab.s);
+        if f != self.flag(0, None, s, false) {
+            return V::NEG_INF;
+        }
+        let starts = if self.tags.is_outside(s) { 0.0 } else { 1.0 };
+        self.tab.start[s].add(self.tab.node[s]).add(self.coef.scale(starts)).add(self.constant)
+    }
+    #[inline(always)]
+    fn step(&self, t: usize, xp: usize, xc: usize) -> V {
+        let n = self.tab.s;
+        let (p, fp) = split(xp, n);
+        let (c, fc) = split(xc, n);
+        let cont = self.tags.cont(p, c);
+        if fc != self.flag(t, Some((p, fp)), c, cont) {
+            return V::NEG_INF;
+        }
+        let mut count = 0.0;
+        if !cont && !self.tags.is_outside(c) {
+            count += 1.0; // a chunk of y starts at t
+        }
+        if fp && self.gold_end[t - 1] && !cont {
+            count -= 2.0; // y reproduced the gold chunk ending at t − 1
+        }
+        let v = self.tab.trans[p * n + c].add(self.tab.node[t * n + c]);
+        if count != 0.0 {
+            v.add(self.coef.scale(count))
+        } else {
+            v
+        }
+    }
+    #[inline(always)]
+    fn last(&self, x: usize) -> V {
+        let n = self.tab.s;
+        let (s, f) = split(x, n);
+        let v = self.tab.end[s];
+        if f && self.gold_end[self.tab.t - 1] {
+            v.add(self.coef.scale(-2.0))
+        } else {
+            v
+        }
+    }
+}
+
+impl Structure for Chain {
+    type Label = Vec<usize>;
+    type Data = ChainData;
+
+    fn name(&self) -> &str {
+        "chain"
+    }
+
+    fn n_instances(&self, data: &ChainData) -> usize {
+        data.n_sequences()
+    }
+
+    fn size_joint_feature(&self) -> usize {
+        self.end_offset() + self.n_states
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities { ban: true, kbest: true, cone: false, relaxed: false }
+    }
+
+    fn check_label(&self, data: &ChainData, i: usize, y: &Vec<usize>) -> Result<()> {
+        self.check_instance(data, i)?;
+        self.check_label_len(data, i, y, "label")
+    }
+
+    fn joint_feature(&self, data: &ChainData, i: usize, y: &Vec<usize>) -> Result<SparseVec> {
+        self.check_label(data, i, y)?;
+        let s_n = self.n_states;
+        let x = data.view();
+        let mut v = SparseVec::new();
+        for (t, r) in data.rows(i).enumerate() {
+            let (idx, val) = x.row(r);
+            for (&c, &xv) in idx.iter().zip(val) {
+                v.push(c as usize * s_n + y[t], xv);
+            }
+            if t > 0 {
+                v.push(self.trans_offset() + y[t - 1] * s_n + y[t], 1.0);
+            }
+        }
+        v.push(self.start_offset() + y[0], 1.0);
+        v.push(self.end_offset() + y[y.len() - 1], 1.0);
+        Ok(v)
+    }
+
+    fn terms(&self, y: &Vec<usize>, y_true: &Vec<usize>) -> Result<Terms> {
+        self.check_states(y, "label")?;
+        self.check_states(y_true, "gold label")?;
+        if y.len() != y_true.len() {
+            return Err(Error::input(format!(
+                "labels of different lengths ({} and {}) are not labels of one sequence",
+                y.len(),
+                y_true.len()
+            )));
+        }
+        let mut t = Terms::default();
+        let mut token_errors = 0usize;
+        for (&a, &g) in y.iter().zip(y_true) {
+            let (oa, og) = (self.tags.is_outside(a), self.tags.is_outside(g));
+            if !oa {
+                t.size += 1.0;
+            }
+            if a != g {
+                token_errors += 1;
+                t.hamming += match (oa, og) {
+                    (true, true) => 0.0,
+                    (false, false) => 2.0,
+                    _ => 1.0,
+                };
+            }
+        }
+        t.loss = match self.loss {
+            ChainLoss::Hamming => token_errors as f64,
+            ChainLoss::Segment => self.tags.chunk_symmetric_difference(y, y_true) as f64,
+        };
+        Ok(t)
+    }
+
+    fn predict(&self, w: &[f64], data: &ChainData, i: usize) -> Result<Vec<usize>> {
+        self.check_instance(data, i)?;
+        self.check_w(w)?;
+        let mut emit = Vec::new();
+        self.emissions(w, data, i, &mut emit);
+        self.check_used_weights(w, &emit, i)?;
+        let obj = Objective { margin: 1.0, terms: Terms::default() };
+        let mut found = self.solve::<f64>(w, &emit, None, &obj, None, 1);
+        found.pop().ok_or_else(|| Error::solver("Viterbi found no path (non-finite weights?)"))
+    }
+
+    fn oracle(
+        &self,
+        w: &[f64],
+        data: &ChainData,
+        i: usize,
+        y_true: &Vec<usize>,
+        q: &TermQuery<'_, Vec<usize>>,
+    ) -> Result<Vec<Scored<Vec<usize>>>> {
+        self.check_instance(data, i)?;
+        self.check_w(w)?;
+        self.check_label_len(data, i, y_true, "gold label")?;
+        if q.cone.is_some() {
+            return Err(Error::unsupported("structure 'chain' has no constrained λ-oracle (cone)"));
+        }
+        let mut banned: Vec<&Vec<usize>> = Vec::with_capacity(q.ban.len());
+        for (j, b) in q.ban.iter().enumerate() {
+            self.check_label_len(data, i, b, &format!("ban[{j}]"))?;
+            if !banned.contains(&b) {
+                banned.push(b);
+            }
+        }
+        let k = q.k.max(1);
+        let mut emit = Vec::new();
+        self.emissions(w, data, i, &mut emit);
+        self.check_used_weights(w, &emit, i)?;
+        let want = k + banned.len();
+        let found = match &q.secondary {
+            None => self.solve::<f64>(w, &emit, Some(y_true), &q.primary, None, want),
+            Some(sec) => self.solve::<Lex>(w, &emit, Some(y_true), &q.primary, Some(sec), want),
+        };
+        let gold_score = self.path_score(w, &emit, y_true);
+        let mut out = Vec::with_capacity(k);
+        for y in found {
+            if out.len() == k {
+                break;
+            }
+            if banned.contains(&&y) {
+                continue;
+            }
+            let margin = self.path_score(w, &emit, &y) - gold_score;
+            let terms = self.terms(&y, y_true)?;
+            out.push(Scored { label: y, margin, terms });
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,336 @@
+//! The chain oracles against brute-force enumeration (the reference semantics of
+//! [`crate::select::select_best`] over every label, each scored through `joint_feature` and
+//! `terms`, code paths independent of the DPs), plus bad-input errors.
+
+use super::*;
+use crate::select::select_best;
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn int(&mut self, lo: i64, hi: i64) -> f64 {
+        (lo + (self.next() % (hi - lo + 1) as u64) as i64) as f64
+    }
+    fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
+        xs[self.below(xs.len())]
+    }
+}
+
+fn all_labels(s: usize, t: usize) -> Vec<Vec<usize>> {
+    let total = s.pow(t as u32);
+    (0..total)
+        .map(|mut code| {
+            (0..t)
+                .map(|_| {
+                    let v = code % s;
+                    code /= s;
+                    v
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// A random structure: named tags (any scheme, loss) or unnamed tags with a random O set.
+fn random_chain(rng: &mut Rng, d: usize) -> Chain {
+    let s = 1 + rng.below(4);
+    if rng.below(4) == 0 {
+        let outside: Vec<usize> = (0..s).filter(|_| rng.below(3) == 0).collect();
+        return Chain::new(s, d, &outside, ChainLoss::Hamming).unwrap();
+    }
+    let scheme = rng.pick(&[TagScheme::Iob1, TagScheme::Iob2, TagScheme::Iobes]);
+    let pool: &[&str] = if scheme == TagScheme::Iobes {
+        &["O", "B-A", "I-A", "E-A", "S-A", "B-B", "I-B", "S-B"]
+    } else {
+        &["O", "B-A", "I-A", "B-B", "I-B", "I-C"]
+    };
+    let mut names: Vec<&str> = Vec::new();
+    while names.len() < s {
+        let n = rng.pick(pool);
+        if !names.contains(&n) {
+            names.push(n);
+        }
+    }
+    let loss = if rng.below(2) == 0 { ChainLoss::Hamming } else { ChainLoss::Segment };
+    Chain::with_tags(d, &names, scheme, None, loss).unwrap()
+}
+
+/// A dataset of 1–3 sequences with small integer features; returns it and the lengths.
+fn random_data(rng: &mut Rng, d: usize, max_len: usize) -> ChainData {
+    let n_seq = 1 + rng.below(3);
+    let mut rows = Vec::new();
+    let mut offsets = vec![0i64];
+    for _ in 0..n_seq {
+        let len = 1 + rng.below(max_len);
+        for _ in 0..len {
+            rows.push((0..d).map(|_| if rng.below(3) == 0 { 0.0 } else { rng.int(-2, 2) }).collect());
+        }
+        offsets.push(rows.len() as i64);
+    }
+    ChainData::new(CsrMatrix::from_dense(&rows, d).unwrap(), &offsets).unwrap()
+}
+
+fn random_objective(rng: &mut Rng) -> (Objective, Option<Objective>) {
+    let terms = |rng: &mut Rng| Terms {
+        loss: rng.pick(&[0.0, 0.5, 1.0, 2.0]),
+        size: rng.pick(&[0.0, -0.5, -1.0]),
+        hamming: rng.pick(&[0.0, 1.0]),
+    };
+    let margin_only = Objective { margin: 1.0, terms: Terms::default() };
+    let loss_only = Objective { margin: 0.0, terms: Terms { loss: 1.0, ..Terms::default() } };
+    match rng.below(5) {
+        // λ = 0: largest margin, ties by largest loss
+        0 => (margin_only, Some(loss_only)),
+        // λ = ∞: largest loss, ties by largest margin
+        1 => (loss_only, Some(margin_only)),
+        // Micro-F1 style h + λ g: m + H − λ|y|
+        2 => {
+            let lam = rng.pick(&[0.0, 0.25, 0.5, 1.0]);
+            (Objective { margin: 1.0, terms: Terms { loss: 0.0, size: -lam, hamming: 1.0 } }, None)
+        }
+        // any coefficients, with or without a lexicographic tie-break
+        3 => {
+            (Objective { margin: 1.0, terms: terms(rng) }, Some(Objective { margin: 0.0, terms: terms(rng) }))
+        }
+        _ => (Objective { margin: rng.pick(&[0.0, 1.0]), terms: terms(rng) }, None),
+    }
+}
+
+fn value(o: &Objective, s: &Scored<Vec<usize>>) -> f64 {
+    o.value(s.margin, &s.terms)
+}
+
+/// One random instance: the oracle's answers have the brute-force values rank by rank, are
+/// distinct, not banned, and report their own margin and terms.
+fn check_instance(rng: &mut Rng) {
+    let d = 1 + rng.below(3);
+    let chain = random_chain(rng, d);
+    let s = chain.n_states();
+    let max_len = match s {
+        1 | 2 => 6,
+        3 => 6,
+        _ => 5,
+    };
+    let data = random_data(rng, d, max_len);
+    let i = rng.below(data.n_sequences());
+    let t = data.len_of(i);
+    let w: Vec<f64> = (0..chain.size_joint_feature()).map(|_| rng.int(-2, 2)).collect();
+    let labels = all_labels(s, t);
+    let gold = labels[rng.below(labels.len())].clone();
+    let gold_score = chain.joint_feature(&data, i, &gold).unwrap().dot(&w);
+    let candidates: Vec<Scored<Vec<usize>>> = labels
+        .iter()
+        .map(|y| Scored {
+            label: y.clone(),
+            margin: chain.joint_feature(&data, i, y).unwrap().dot(&w) - gold_score,
+            terms: chain.terms(y, &gold).unwrap(),
+        })
+        .collect();
+    let (primary, secondary) = random_objective(rng);
+    // ban some of the best labels (so that bans matter) and some random ones
+    let mut ban: Vec<Vec<usize>> = Vec::new();
+    if rng.below(2) == 0 {
+        let order =
+            select_best(&TermQuery { primary, secondary, ban: &[], k: 3, cone: None }, candidates.clone());
+        for a in order {
+            if rng.below(2) == 0 {
+                ban.push(a.label);
+            }
+        }
+        if rng.below(2) == 0 {
+            ban.push(labels[rng.below(labels.len())].clone());
+        }
+        if rng.below(4) == 0 && !ban.is_empty() {
+            ban.push(ban[0].clone()); // duplicates are harmless
+        }
+    }
+    let k = if rng.below(3) == 0 { 1 } else { 1 + rng.below(8) };
+    let q = TermQuery { primary, secondary, ban: &ban, k, cone: None };
+    let expected = select_best(&q, candidates.clone());
+    let found = chain.oracle(&w, &data, i, &gold, &q).unwrap();
+    let ctx = || format!("S={s} T={t} loss={:?} gold={gold:?} q={q:?}", chain.loss_kind());
+    assert_eq!(found.len(), expected.len(), "{}", ctx());
+    for (r, (a, e)) in found.iter().zip(&expected).enumerate() {
+        assert!(
+            (value(&primary, a) - value(&primary, e)).abs() < 1e-9,
+            "rank {r}: {a:?} vs {e:?}; {}",
+            ctx()
+        );
+        if let Some(sec) = &secondary {
+            assert!(
+                (value(sec, a) - value(sec, e)).abs() < 1e-9,
+                "rank {r} (secondary): {a:?} vs {e:?}; {}",
+                ctx()
+            );
+        }
+        assert!(!ban.contains(&a.label), "banned label returned: {a:?}");
+        let truth = candidates.iter().find(|c| c.label == a.label).unwrap();
+        assert!((truth.margin - a.margin).abs() < 1e-9 && truth.terms == a.terms, "{a:?} vs {truth:?}");
+    }
+    for x in 0..found.len() {
+        for y in x + 1..found.len() {
+            assert_ne!(found[x].label, found[y].label, "duplicate label in k-best; {}", ctx());
+        }
+    }
+    if q.k == 1 && ban.is_empty() && primary.terms.is_zero() && primary.margin == 1.0 && secondary.is_none() {
+        let p = chain.predict(&w, &data, i).unwrap();
+        let best = candidates.iter().find(|c| c.label == p).unwrap();
+        assert!((best.margin - expected[0].margin).abs() < 1e-9);
+    }
+}
+
+#[test]
+fn oracle_equals_brute_force_on_random_instances() {
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    for _ in 0..4000 {
+        check_instance(&mut rng);
+    }
+}
+
+#[test]
+fn predict_equals_brute_force() {
+    let mut rng = Rng(42);
+    for _ in 0..500 {
+        let d = 1 + rng.below(3);
+        let chain = random_chain(&mut rng, d);
+        let data = random_data(&mut rng, d, 5);
+        let i = rng.below(data.n_sequences());
+        let w: Vec<f64> = (0..chain.size_joint_feature()).map(|_| rng.int(-3, 3)).collect();
+        let best = all_labels(chain.n_states(), data.len_of(i))
+            .iter()
+            .map(|y| chain.joint_feature(&data, i, y).unwrap().dot(&w))
+            .fold(f64::NEG_INFINITY, f64::max);
+        let p = chain.predict(&w, &data, i).unwrap();
+        assert_eq!(chain.joint_feature(&data, i, &p).unwrap().dot(&w), best);
+    }
+}
+
+#[test]
+fn segment_loss_counts_chunk_symmetric_difference() {
+    let c = Chain::with_tags(
+        1,
+        &["O", "B-PER", "I-PER", "B-LOC", "I-LOC"],
+        TagScheme::Iob2,
+        None,
+        ChainLoss::Segment,
+    )
+    .unwrap();
+    let g = vec![1, 2, 0, 3];
+    // exact: 0; wrong type on the first chunk: 2; missed LOC: 1; extra chunk: 1
+    assert_eq!(c.terms(&g, &g).unwrap().loss, 0.0);
+    assert_eq!(c.terms(&vec![3, 4, 0, 3], &g).unwrap().loss, 2.0);
+    assert_eq!(c.terms(&vec![1, 2, 0, 0], &g).unwrap().loss, 1.0);
+    assert_eq!(c.terms(&vec![1, 2, 1, 3], &g).unwrap().loss, 1.0);
+    // a chunk that runs past the gold end is wrong: spurious (0..2) + missed (0..1)
+    assert_eq!(c.terms(&vec![1, 2, 2, 3], &g).unwrap().loss, 2.0);
+    let t = c.terms(&vec![1, 4, 0, 0], &g).unwrap();
+    // B-PER I-LOC: chunks PER(0) and LOC(1) vs gold PER(0..1), LOC(3): 2 + 2
+    assert_eq!(t.loss, 4.0);
+    assert_eq!(t.size, 2.0);
+    // token 1: I-PER vs I-LOC (2), token 3: B-LOC vs O (1)
+    assert_eq!(t.hamming, 3.0);
+}
+
+#[test]
+fn bad_input_is_an_error() {
+    let x = CsrMatrix::from_dense(&[vec![1.0], vec![2.0], vec![3.0]], 1).unwrap();
+    let e = |r: Result<ChainData>| r.unwrap_err().to_string();
+    assert!(e(ChainData::new(x.clone(), &[0, 1, 1, 3])).contains("sequence 1 is empty"));
+    assert!(e(ChainData::new(x.clone(), &[0, 2, 1, 3])).contains("must increase"));
+    assert!(e(ChainData::new(x.clone(), &[0, 2])).contains("3 rows"));
+    assert!(e(ChainData::new(x.clone(), &[1, 3])).contains("start at 0"));
+    assert!(e(ChainData::new(x.clone(), &[])).contains("n_sequences + 1"));
+    let empty = CsrMatrix::from_dense(&[], 1).unwrap();
+    assert!(e(ChainData::single(empty)).contains("empty sequence"));
+
+    let data = ChainData::new(x, &[0, 2, 3]).unwrap();
+    let c = Chain::new(3, 1, &[0], ChainLoss::Hamming).unwrap();
+    let w = vec![0.0; c.size_joint_feature()];
+    let q = TermQuery::loss_augmented(1.0);
+    let err = |r: Result<Vec<Scored<Vec<usize>>>>| r.unwrap_err().to_string();
+    assert!(err(c.oracle(&w, &data, 0, &vec![0, 1, 2], &q)).contains("length 3 but sequence 0 has 2"));
+    assert!(err(c.oracle(&w, &data, 0, &vec![0, 5], &q)).contains("state 5 at position 1"));
+    assert!(err(c.oracle(&w, &data, 0, &vec![], &q)).contains("empty"));
+    assert!(err(c.oracle(&w, &data, 2, &vec![0], &q)).contains("out of range"));
+    assert!(err(c.oracle(&w[1..], &data, 0, &vec![0, 1], &q)).contains("joint feature size"));
+    let ban = vec![vec![0, 1, 2]];
+    let qb = TermQuery { ban: &ban, ..TermQuery::loss_augmented(1.0) };
+    assert!(err(c.oracle(&w, &data, 0, &vec![0, 1], &qb)).contains("ban[0]"));
+    let cone = bicrit_core::Cone { lo: 0.0, lo_closed: true, hi: 1.0, hi_closed: true };
+    let qc = TermQuery { cone: Some(cone), ..TermQuery::loss_augmented(1.0) };
+    assert!(matches!(c.oracle(&w, &data, 0, &vec![0, 1], &qc), Err(Error::Unsupported(_))));
+    let wide = ChainData::single(CsrMatrix::from_dense(&[vec![1.0, 2.0]], 2).unwrap()).unwrap();
+    assert!(c.predict(&w, &wide, 0).unwrap_err().to_string().contains("width 2"));
+    assert!(c.terms(&vec![0, 1], &vec![0]).is_err());
+
+    assert!(Chain::new(3, 1, &[0], ChainLoss::Segment).is_err());
+    assert!(Chain::new(0, 1, &[], ChainLoss::Hamming).is_err());
+    assert!(Chain::with_tags(1, &["O", "B-A"], TagScheme::Iob2, Some(&[1]), ChainLoss::Hamming).is_err());
+    assert!(Chain::with_tags(1, &["O", "B-A"], TagScheme::Iob2, Some(&[0, 0]), ChainLoss::Hamming).is_ok());
+}
+
+#[test]
+fn non_finite_weights_are_an_error() {
+    let data = ChainData::single(CsrMatrix::from_dense(&[vec![1.0], vec![2.0]], 1).unwrap()).unwrap();
+    let c = Chain::new(2, 1, &[0], ChainLoss::Hamming).unwrap();
+    let mut w = vec![0.0; c.size_joint_feature()];
+    w[1] = f64::NAN; // emission of feature 0, state 1
+    let q = TermQuery::loss_augmented(1.0);
+    assert!(c.oracle(&w, &data, 0, &vec![0, 1], &q).unwrap_err().to_string().contains("non-finite"));
+    w[1] = 0.0;
+    w[c.size_joint_feature() - 1] = f64::INFINITY; // an end weight
+    assert!(c.predict(&w, &data, 0).unwrap_err().to_string().contains("non-finite"));
+}
+
+#[test]
+fn searches_see_the_chain_through_the_adapter() {
+    use crate::StructureOracle;
+    use bicrit_core::{FactorMap, Lambda, LambdaOracle, PlaneQuery};
+    // Micro-F1 factors on the segment-loss chain: h = m + H, g = −(|y| + |y_i|); λ = ∞ wants the
+    // smallest |y| (ties: largest h), λ = 0 the largest h (ties: largest g).
+    let c = Chain::with_tags(1, &["O", "B-A", "I-A"], TagScheme::Iob2, None, ChainLoss::Segment).unwrap();
+    let data =
+        ChainData::single(CsrMatrix::from_dense(&[vec![1.0], vec![1.0], vec![1.0]], 1).unwrap()).unwrap();
+    let w = vec![0.0; c.size_joint_feature()];
+    let gold = vec![1, 2, 0];
+    let mut o = StructureOracle::new(&c, &w, &data, 0, &gold, FactorMap::micro_f1(2.0));
+    assert_eq!(o.capabilities(), Capabilities { ban: true, kbest: true, cone: false, relaxed: false });
+    let inf = o.query(&PlaneQuery::lambda(Lambda::Infinity)).unwrap();
+    // |y| = 0 forces y = O O O; h = H = 2 (the two gold entity tokens are missed)
+    assert_eq!(inf[0].label, vec![0, 0, 0]);
+    assert_eq!((inf[0].h, inf[0].g), (2.0, -2.0));
+    let zero = o.query(&PlaneQuery::lambda(Lambda::Zero)).unwrap();
+    // largest H = 2 + 2 + 1: both gold entity tokens take the other entity tag, the O token an
+    // entity tag; then |y| = 3
+    assert_eq!(zero[0].h, 5.0);
+    assert_eq!(zero[0].g, -5.0);
+    let top = o.query(&PlaneQuery { lambda: Lambda::Finite(0.5), ban: &[], k: 4, cone: None }).unwrap();
+    assert_eq!(top.len(), 4);
+    assert!(top.windows(2).all(|p| p[0].h + 0.5 * p[0].g >= p[1].h + 0.5 * p[1].g));
+    assert_eq!(o.calls(), 3);
+    let g = o.gold().unwrap();
+    assert_eq!((g.h, g.g), (0.0, -4.0));
+}
+
+#[test]
+fn feature_major_layout() {
+    // two tokens, features [1, 0] and [0, 2]; S = 2; label [1, 0]
+    let x = CsrMatrix::from_dense(&[vec![1.0, 0.0], vec![0.0, 2.0]], 2).unwrap();
+    let data = ChainData::single(x).unwrap();
+    let c = Chain::new(2, 2, &[0], ChainLoss::Hamming).unwrap();
+    let mut v = c.joint_feature(&data, 0, &vec![1, 0]).unwrap();
+    v.compact();
+    // emission f0·S + 1 = 1, f1·S + 0 = 2 (value 2); transition 4 + 1·2 + 0 = 6; start 8 + 1; end 10 + 0
+    assert_eq!(v.indices, vec![1, 2, 6, 9, 10]);
+    assert_eq!(v.values, vec![1.0, 2.0, 1.0, 1.0, 1.0]);
+    assert_eq!(c.size_joint_feature(), 12);
+}
