@@ -34,10 +34,11 @@ import itertools
 import math
 import time
 
-import bicrit
 import numpy as np
 import pytest
 import scipy.sparse as sp
+
+import bicrit
 
 N_FEATURES = 2**18
 NNZ = 30

@@ -7,15 +7,15 @@ from __future__ import annotations
 import itertools
 import math
 
-import bicrit
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from bicrit import registry
-from bicrit.errors import InvalidInputError, InvalidParameterError, UnsupportedQueryError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import bicrit
+from bicrit import registry
+from bicrit.errors import InvalidInputError, InvalidParameterError, UnsupportedQueryError
 from tests.structures.brute import assert_matches, brute_force
 
 IOB_POOL = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC", "I-MISC"]
