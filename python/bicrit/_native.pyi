@@ -7,3 +7,32 @@ def default_threads() -> int:
 
 def _panic_for_tests(message: str) -> None: ...
 def _error_for_tests(kind: str, message: str) -> None: ...
+
+# --- hierarchy structure -------------------------------------------------------------------------
+from typing import Any  # noqa: E402
+
+def hierarchy_structure(
+    parents: list[list[int]],
+    root: int,
+    n_features: int,
+    *,
+    labels: str = "any",
+    multilabel: bool = True,
+    loss: str = "node",
+    node_scale: list[float] | None = None,
+    node_loss_weight: list[float] | None = None,
+    layout: str = "node",
+    names: list[str] | None = None,
+) -> Any: ...
+def hierarchy_info(s: Any) -> dict[str, Any]: ...
+def hierarchy_relaxation(
+    s: Any,
+    w: Any,
+    x: Any,
+    y_true: Any,
+    coef: dict[str, float] | None = None,
+    margin_coef: float = 1.0,
+) -> tuple[float, Any]: ...
+def hierarchy_closure(s: Any, nodes: list[int]) -> Any: ...
+
+# --- end hierarchy structure ---------------------------------------------------------------------

@@ -10,9 +10,19 @@ from typing import Any
 
 from bicrit.registry import Registrar
 from bicrit.structures.base import TERMS, Answer, Cone, Structure
+from bicrit.structures.hierarchy import HierarchyStructure
 from bicrit.structures.multiclass import Multiclass
 
-__all__ = ["TERMS", "Answer", "Cone", "Multiclass", "Structure", "register_builtins", "structure"]
+__all__ = [
+    "TERMS",
+    "Answer",
+    "Cone",
+    "HierarchyStructure",
+    "Multiclass",
+    "Structure",
+    "register_builtins",
+    "structure",
+]
 
 
 def structure(name: str, **params: Any) -> Any:
@@ -29,4 +39,14 @@ def register_builtins(registry: Registrar) -> None:
         Multiclass,
         description="one weight block per class, 0-1 loss, enumeration oracle",
         capabilities={"ban": True, "kbest": True, "cone": True, "relaxed": False},
+    )
+    registry.add_structure(
+        "hierarchy",
+        HierarchyStructure,
+        description=(
+            "tree or DAG hierarchy, ancestor-closed (any or leaf-terminated) labels, node/leaf "
+            "Hamming; tree DP, min-cut, LP + integer program"
+        ),
+        # cones: multilabel=False only (the instance's .capabilities is exact)
+        capabilities={"ban": True, "kbest": True, "cone": False, "relaxed": False},
     )

@@ -45,5 +45,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // structures
     m.add_class::<structures::NativeStructure>()?;
     m.add_function(wrap_pyfunction!(structures::multiclass::multiclass_structure, m)?)?;
+    m.add_function(wrap_pyfunction!(structures::hierarchy::hierarchy_structure, m)?)?;
+    m.add_function(wrap_pyfunction!(structures::hierarchy::hierarchy_info, m)?)?;
+    m.add_function(wrap_pyfunction!(structures::hierarchy::hierarchy_relaxation, m)?)?;
+    m.add_function(wrap_pyfunction!(structures::hierarchy::hierarchy_closure, m)?)?;
     Ok(())
 }
