@@ -39,7 +39,6 @@ use std::cell::RefCell;
 
 use bicrit_core::{Capabilities, CsrMatrix, CsrView, Error, Objective, Result, SparseVec, Terms};
 
-pub use self::closure::ClosureNet;
 pub use self::graph::HierarchyGraph;
 pub use self::lp::LpSolution;
 use self::tree::TreeScratch;
@@ -121,7 +120,6 @@ pub struct HierarchyStructure {
     scale: Vec<f64>,
     loss_weight: Vec<f64>,
     counted: Vec<bool>,
-    net: Option<ClosureNet>,
 }
 
 #[derive(Default)]
@@ -132,6 +130,7 @@ struct Scratch {
     g2: Vec<f64>,
     gl: Vec<Lex>,
     acc: Vec<[f64; 4]>,
+    kept: Vec<(f64, f64, u32)>,
     stamp: Vec<u32>,
     stamp_id: u32,
     stack: Vec<u32>,
@@ -190,8 +189,6 @@ impl HierarchyStructure {
                 HierLoss::Leaf => graph.is_leaf(v),
             })
             .collect();
-        let net = (opts.space == LabelSpace::Any && opts.multilabel && !graph.is_tree())
-            .then(|| ClosureNet::new(&graph));
         Ok(HierarchyStructure {
             graph,
             space: opts.space,
@@ -202,7 +199,6 @@ impl HierarchyStructure {
             scale,
             loss_weight,
             counted,
-            net,
         })
     }
 
@@ -393,6 +389,16 @@ impl HierarchyStructure {
         }
     }
 
+    fn finite_scores(sigma: &[f64]) -> Result<()> {
+        match sigma.iter().position(|s| !s.is_finite()) {
+            None => Ok(()),
+            Some(n) => Err(Error::input(format!(
+                "the score of node {n} is not finite ({}): non-finite or overflowing weights or features",
+                sigma[n]
+            ))),
+        }
+    }
+
     /// Per-node gains of objective `o`: o.margin·σ_n plus the node's share of the terms
     /// (the constants Σ_{n ∈ y_i} … are dropped; they do not change the argmax).
     fn gains(&self, sigma: &[f64], mask: &[bool], o: &Objective, out: &mut Vec<f64>) {
@@ -523,14 +529,13 @@ impl HierarchyStructure {
                 }
             }
             OracleKind::MinCut => {
-                let net = self.net.as_ref().expect("closure network built for DAG any-space");
                 if kk == 1 {
                     let y = if lex {
                         sc.gl.clear();
                         sc.gl.extend(g1.iter().zip(g2).map(|(&a, &b)| Lex(a, b)));
-                        net.max_closure(g, &sc.gl, None, &mut sc.flow_l)
+                        closure::max_closure(g, &sc.gl, None, &mut sc.flow_l)
                     } else {
-                        net.max_closure(g, g1, None, &mut sc.flow_f)
+                        closure::max_closure(g, g1, None, &mut sc.flow_f)
                     };
                     return Ok(vec![y.ok_or_else(|| Error::solver("max-closure flow is unbounded"))?]);
                 }
@@ -546,7 +551,7 @@ impl HierarchyStructure {
                         if self.fixed_conflict(fixed) {
                             return Ok(None);
                         }
-                        Ok(net.max_closure(g, &gl, Some(fixed), flow))
+                        Ok(closure::max_closure(g, &gl, Some(fixed), flow))
                     },
                     |y| label_value(y, g1, g2),
                 );
@@ -710,11 +715,11 @@ impl HierarchyStructure {
             }
         } else {
             sc.stamp.resize(m, 0);
-            let cands: Vec<usize> = match self.space {
-                LabelSpace::Leaves => g.leaves().iter().map(|&l| l as usize).collect(),
-                LabelSpace::Any => (0..m).collect(),
-            };
-            for t in cands {
+            let leaves_only = self.space == LabelSpace::Leaves;
+            for (t, slot) in acc.iter_mut().enumerate() {
+                if leaves_only && !g.is_leaf(t) {
+                    continue;
+                }
                 sc.stamp_id = sc.stamp_id.wrapping_add(1);
                 if sc.stamp_id == 0 {
                     sc.stamp.iter_mut().for_each(|s| *s = 0);
@@ -737,13 +742,18 @@ impl HierarchyStructure {
                         }
                     }
                 }
-                acc[t] = sum;
+                *slot = sum;
             }
         }
         // banned labels → their terminal nodes
         let banned: Vec<usize> = q.ban.iter().filter_map(|b| self.terminal(b)).collect();
-        let mut kept: Vec<(f64, f64, usize)> = Vec::new();
+        let k = q.k.max(1);
+        let mut kept = std::mem::take(&mut sc.kept);
+        kept.clear();
+        let mut best: Option<(f64, f64, u32)> = None;
         let leaves_only = self.space == LabelSpace::Leaves;
+        let probe: TermQuery<'_, ()> =
+            TermQuery { primary: q.primary, secondary: q.secondary, ban: &[], k: 1, cone: q.cone };
         for (t, &a) in acc.iter().enumerate() {
             if (leaves_only && !g.is_leaf(t)) || banned.contains(&t) {
                 continue;
@@ -753,25 +763,23 @@ impl HierarchyStructure {
                 margin: a[0] - gold_sigma,
                 terms: Terms { loss: a[1] + loss0, size: a[2], hamming: a[3] + ham0 },
             };
-            let probe: TermQuery<'_, ()> =
-                TermQuery { primary: q.primary, secondary: q.secondary, ban: &[], k: 1, cone: q.cone };
             if !in_cone(&probe, &s) {
                 continue;
             }
             let p = q.primary.value(s.margin, &s.terms);
             let r = q.secondary.map_or(0.0, |o| o.value(s.margin, &s.terms));
-            kept.push((p, r, t));
+            if k == 1 {
+                // first maximum in node order, as the stable sort of `select_best`
+                if best.is_none_or(|b| p > b.0 || (p == b.0 && r > b.1)) {
+                    best = Some((p, r, t as u32));
+                }
+            } else {
+                kept.push((p, r, t as u32));
+            }
         }
         sc.acc = acc;
-        let k = q.k.max(1);
         if k == 1 {
-            let mut best: Option<(f64, f64, usize)> = None;
-            for &c in &kept {
-                if best.is_none_or(|b| c.0 > b.0 || (c.0 == b.0 && c.1 > b.1)) {
-                    best = Some(c);
-                }
-            }
-            kept = best.into_iter().collect();
+            kept.extend(best);
         } else {
             kept.sort_by(|a, b| {
                 b.0.partial_cmp(&a.0)
@@ -780,7 +788,9 @@ impl HierarchyStructure {
             });
             kept.truncate(k);
         }
-        kept.into_iter().map(|(_, _, t)| self.path_label(t, sc)).collect()
+        let out = kept.iter().map(|&(_, _, t)| self.path_label(t as usize, sc)).collect();
+        sc.kept = kept;
+        out
     }
 
     /// The terminal node of a single-path label (its deepest node), if it is one.
@@ -921,7 +931,7 @@ impl Structure for HierarchyStructure {
         let labels = with_scratch(|sc| {
             let mut sigma = std::mem::take(&mut sc.sigma);
             self.node_scores(w, &data.view(), i, &mut sigma);
-            let r = self.answer(&sigma, None, &q, sc);
+            let r = Self::finite_scores(&sigma).and_then(|()| self.answer(&sigma, None, &q, sc));
             sc.sigma = sigma;
             r
         })?;
@@ -942,16 +952,18 @@ impl Structure for HierarchyStructure {
         with_scratch(|sc| {
             let mut sigma = std::mem::take(&mut sc.sigma);
             self.node_scores(w, &data.view(), i, &mut sigma);
-            let r = self.answer(&sigma, Some(y_true), q, sc).map(|labels| {
-                labels
-                    .into_iter()
-                    .map(|y| {
-                        let margin = Self::margin_of(&sigma, &y, y_true);
-                        let terms = self.terms_unchecked(&y, y_true);
-                        Scored { label: y, margin, terms }
-                    })
-                    .collect()
-            });
+            let r = Self::finite_scores(&sigma).and_then(|()| self.answer(&sigma, Some(y_true), q, sc)).map(
+                |labels| {
+                    labels
+                        .into_iter()
+                        .map(|y| {
+                            let margin = Self::margin_of(&sigma, &y, y_true);
+                            let terms = self.terms_unchecked(&y, y_true);
+                            Scored { label: y, margin, terms }
+                        })
+                        .collect()
+                },
+            );
             sc.sigma = sigma;
             r
         })

@@ -275,3 +275,63 @@ fn bad_labels_name_the_node() {
         HierarchyOptions { node_loss_weight: Some(vec![1.0, -1.0, 1.0, 1.0]), ..opts(LabelSpace::Any, true) };
     assert!(HierarchyStructure::new(g, bad).unwrap_err().to_string().contains("node 1"));
 }
+
+#[test]
+fn deep_hierarchies_do_not_overflow_the_stack() {
+    // a path of 60,000 nodes plus one shortcut edge (a DAG): DP, min-cut and enumeration are
+    // iterative
+    let n = 60_000;
+    let mut parents: Vec<Vec<usize>> = (0..n).map(|v| if v == 0 { vec![] } else { vec![v - 1] }).collect();
+    let opts = |space, multilabel| HierarchyOptions {
+        space,
+        multilabel,
+        loss: HierLoss::Node,
+        n_features: 1,
+        node_scale: None,
+        node_loss_weight: None,
+        layout: WeightLayout::NodeMajor,
+    };
+    let x = CsrMatrix::from_dense(&[vec![1.0]], 1).unwrap();
+    let w: Vec<f64> = (0..n).map(|v| if v % 2 == 0 { 1.0 } else { -0.5 }).collect();
+    let gold: HierLabel = vec![0, 1];
+    let q = TermQuery::loss_augmented(1.0);
+    let tree =
+        HierarchyStructure::new(HierarchyGraph::new(&parents, 0, None).unwrap(), opts(LabelSpace::Any, true))
+            .unwrap();
+    let a = tree.oracle(&w, &x, 0, &gold, &q).unwrap();
+    assert_eq!(a[0].label.len(), n);
+    parents[n - 1].push(n - 3);
+    let dag =
+        HierarchyStructure::new(HierarchyGraph::new(&parents, 0, None).unwrap(), opts(LabelSpace::Any, true))
+            .unwrap();
+    assert_eq!(dag.oracle_kind(), OracleKind::MinCut);
+    let b = dag.oracle(&w, &x, 0, &gold, &q).unwrap();
+    assert_eq!(b[0].label, a[0].label);
+    let single = HierarchyStructure::new(
+        HierarchyGraph::new(&parents, 0, None).unwrap(),
+        opts(LabelSpace::Leaves, false),
+    )
+    .unwrap();
+    assert_eq!(
+        single.oracle(&w, &x, 0, &single.closure_of(&[n as u32 - 1]).unwrap(), &q).unwrap()[0].label.len(),
+        n
+    );
+}
+
+#[test]
+fn oracle_from_scores_equals_oracle() {
+    let mut rng = Rng(11);
+    for _ in 0..100 {
+        let tree = rng.below(2) == 0;
+        let case = random_case(&mut rng, tree, LabelSpace::Leaves, true, HierLoss::Leaf);
+        let gold = case.labels[rng.below(case.labels.len())].clone();
+        let mut sigma = Vec::new();
+        case.s.node_scores(&case.w, &case.x.view(), 0, &mut sigma);
+        let q = TermQuery { k: 2, ..TermQuery::loss_augmented(1.5) };
+        let a = case.s.oracle(&case.w, &case.x, 0, &gold, &q).unwrap();
+        let b = case.s.oracle_from_scores(&sigma, &gold, &q).unwrap();
+        assert_eq!(a, b);
+        let bad = vec![f64::NAN; sigma.len()];
+        assert!(case.s.oracle_from_scores(&bad, &gold, &q).is_err());
+    }
+}
