@@ -335,3 +335,73 @@ fn oracle_from_scores_equals_oracle() {
         assert!(case.s.oracle_from_scores(&bad, &gold, &q).is_err());
     }
 }
+
+#[test]
+fn set_cover_dags_exercise_the_integer_program() {
+    // root → k categories → leaves with two category parents: with categories worth more than
+    // the leaves cost, the leaf-terminated LP is often fractional and the IP (and, for
+    // lexicographic queries, its second phase) decides.
+    let mut rng = Rng(12);
+    let mut fractional = 0;
+    for _ in 0..300 {
+        let k = 3 + rng.below(2);
+        let n_leaves = 2 + rng.below(4);
+        let mut parents = vec![vec![]];
+        parents.extend((0..k).map(|_| vec![0]));
+        for _ in 0..n_leaves {
+            let a = 1 + rng.below(k);
+            let mut b = 1 + rng.below(k);
+            while b == a {
+                b = 1 + rng.below(k);
+            }
+            parents.push(vec![a.min(b), a.max(b)]);
+        }
+        let n = parents.len();
+        let g = HierarchyGraph::new(&parents, 0, None).unwrap();
+        let opts = HierarchyOptions {
+            space: LabelSpace::Leaves,
+            multilabel: true,
+            loss: if rng.below(2) == 0 { HierLoss::Node } else { HierLoss::Leaf },
+            n_features: 1,
+            node_scale: None,
+            node_loss_weight: None,
+            layout: WeightLayout::NodeMajor,
+        };
+        let s = HierarchyStructure::new(g, opts).unwrap();
+        let x = CsrMatrix::from_dense(&[vec![1.0]], 1).unwrap();
+        let w: Vec<f64> = (0..n)
+            .map(|v| {
+                if v == 0 {
+                    0.0
+                } else if v <= k {
+                    rng.int(0, 4) / 2.0
+                } else {
+                    -rng.int(1, 6) / 2.0
+                }
+            })
+            .collect();
+        let labels = all_labels(&s);
+        let case = Case { s, x, w, labels };
+        let gold = case.labels[rng.below(case.labels.len())].clone();
+        let o = Objective { margin: 1.0, terms: Terms::default() };
+        let lp = case.s.relaxation(&case.w, &case.x, 0, &gold, &o).unwrap();
+        if lp::round_integral(&lp.z, 1e-6).is_none() {
+            fractional += 1;
+            // this very query goes through the integer program: compare with enumeration
+            let q = TermQuery { primary: o, secondary: None, ban: &[], k: 1, cone: None };
+            let found = case.s.oracle(&case.w, &case.x, 0, &gold, &q).unwrap();
+            let gs = case.s.score(&case.w, &case.x, 0, &gold).unwrap();
+            let best = case
+                .labels
+                .iter()
+                .map(|y| case.s.score(&case.w, &case.x, 0, y).unwrap() - gs)
+                .fold(f64::MIN, f64::max);
+            assert!((found[0].margin - best).abs() < 1e-9);
+            // margin-only gains are the node scores: the LP value bounds the best score
+            assert!(lp.value >= best + gs - 1e-6, "LP {} < IP {}", lp.value, best + gs);
+            // interior-point accuracy
+        }
+        check_against_brute(&mut rng, &case, 3);
+    }
+    assert!(fractional > 20, "only {fractional} fractional LPs: the IP path is barely tested");
+}
