@@ -120,6 +120,8 @@ pub struct HierarchyStructure {
     scale: Vec<f64>,
     loss_weight: Vec<f64>,
     counted: Vec<bool>,
+    /// Ā(t) of every single-path candidate t of a DAG (sorted), when it fits [`ANCESTOR_TABLE_LIMIT`].
+    ancestors: Option<(Vec<usize>, Vec<u32>)>,
 }
 
 #[derive(Default)]
@@ -130,6 +132,7 @@ struct Scratch {
     g2: Vec<f64>,
     gl: Vec<Lex>,
     acc: Vec<[f64; 4]>,
+    node_c: Vec<[f64; 4]>,
     kept: Vec<(f64, f64, u32)>,
     stamp: Vec<u32>,
     stamp_id: u32,
@@ -183,6 +186,9 @@ impl HierarchyStructure {
         let scale = per_node("node_scale", opts.node_scale, false)?;
         let loss_weight = per_node("node_loss_weight", opts.node_loss_weight, true)?;
         let root = graph.root();
+        let ancestors = (!opts.multilabel && !graph.is_tree())
+            .then(|| ancestor_table(&graph, opts.space == LabelSpace::Leaves))
+            .flatten();
         let counted = (0..m)
             .map(|v| match opts.loss {
                 HierLoss::Node => v != root,
@@ -199,6 +205,7 @@ impl HierarchyStructure {
             scale,
             loss_weight,
             counted,
+            ancestors,
         })
     }
 
@@ -713,6 +720,21 @@ impl HierarchyStructure {
                 let base = g.parents(v).first().map_or([0.0; 4], |&p| acc[p as usize]);
                 acc[v] = [base[0] + c[0], base[1] + c[1], base[2] + c[2], base[3] + c[3]];
             }
+        } else if let Some((ptr, idx)) = &self.ancestors {
+            let mut node_c = std::mem::take(&mut sc.node_c);
+            node_c.clear();
+            node_c.extend((0..m).map(contrib));
+            for (t, slot) in acc.iter_mut().enumerate() {
+                let mut sum = [0.0; 4];
+                for &v in &idx[ptr[t]..ptr[t + 1]] {
+                    let c = node_c[v as usize];
+                    for (s, x) in sum.iter_mut().zip(c) {
+                        *s += x;
+                    }
+                }
+                *slot = sum;
+            }
+            sc.node_c = node_c;
         } else {
             sc.stamp.resize(m, 0);
             let leaves_only = self.space == LabelSpace::Leaves;
@@ -802,6 +824,9 @@ impl HierarchyStructure {
 
     /// Ā(t), sorted.
     fn path_label(&self, t: usize, sc: &mut Scratch) -> HierLabel {
+        if let Some((ptr, idx)) = &self.ancestors {
+            return idx[ptr[t]..ptr[t + 1]].to_vec();
+        }
         let g = &self.graph;
         let m = g.n_nodes();
         sc.stamp.resize(m, 0);
@@ -851,6 +876,43 @@ impl HierarchyStructure {
         out.sort_unstable();
         Ok(out)
     }
+}
+
+/// Largest ancestor table (Σ_t |Ā(t)| entries) kept for single-path DAG spaces; beyond it the
+/// ancestors are found by a search per candidate and call.
+const ANCESTOR_TABLE_LIMIT: usize = 1 << 24;
+
+/// Ā(t), sorted, for every leaf (or every node) t, as CSR indexed by node id.
+fn ancestor_table(g: &HierarchyGraph, leaves_only: bool) -> Option<(Vec<usize>, Vec<u32>)> {
+    let m = g.n_nodes();
+    let mut ptr = Vec::with_capacity(m + 1);
+    let mut idx = Vec::new();
+    let mut stamp = vec![usize::MAX; m];
+    ptr.push(0);
+    for t in 0..m {
+        if !leaves_only || g.is_leaf(t) {
+            let start = idx.len();
+            idx.push(t as u32);
+            stamp[t] = t;
+            let mut head = start;
+            while head < idx.len() {
+                let v = idx[head] as usize;
+                head += 1;
+                for &p in g.parents(v) {
+                    if stamp[p as usize] != t {
+                        stamp[p as usize] = t;
+                        idx.push(p);
+                    }
+                }
+            }
+            if idx.len() > ANCESTOR_TABLE_LIMIT {
+                return None;
+            }
+            idx[start..].sort_unstable();
+        }
+        ptr.push(idx.len());
+    }
+    Some((ptr, idx))
 }
 
 fn label_value(y: &[u32], g1: &[f64], g2: &[f64]) -> Lex {

@@ -75,7 +75,10 @@ fn random_case(rng: &mut Rng, tree: bool, space: LabelSpace, multilabel: bool, l
     let layout = if rng.below(2) == 0 { WeightLayout::NodeMajor } else { WeightLayout::FeatureMajor };
     let opts =
         HierarchyOptions { space, multilabel, loss, n_features: d, node_scale, node_loss_weight, layout };
-    let s = HierarchyStructure::new(g, opts).unwrap();
+    let mut s = HierarchyStructure::new(g, opts).unwrap();
+    if rng.below(2) == 0 {
+        s.ancestors = None; // the per-call ancestor search used beyond ANCESTOR_TABLE_LIMIT
+    }
     let row: Vec<f64> = (0..d).map(|_| rng.int(-2, 2)).collect();
     let x = CsrMatrix::from_dense(&[row], d).unwrap();
     let w = (0..n * d).map(|_| rng.int(-2, 2)).collect();
