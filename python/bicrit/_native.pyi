@@ -34,5 +34,17 @@ def hierarchy_relaxation(
     margin_coef: float = 1.0,
 ) -> tuple[float, Any]: ...
 def hierarchy_closure(s: Any, nodes: list[int]) -> Any: ...
+def hierarchy_batch_oracle_scores(
+    s: Any,
+    scores: Any,
+    y_true: Any,
+    coef: dict[str, float] | None = None,
+    *,
+    margin_coef: float = 1.0,
+    tiebreak: tuple[float, dict[str, float]] | None = None,
+    k: int = 1,
+    cone: tuple[float, bool, float, bool] | None = None,
+    n_jobs: int | None = None,
+) -> list[list[tuple[Any, float, dict[str, float]]]]: ...
 
 # --- end hierarchy structure ---------------------------------------------------------------------

@@ -358,6 +358,25 @@ def test_batch_agrees_with_single_calls_and_threads() -> None:
     assert s.oracle_kind == "lp_ip"
 
 
+def test_oracle_from_precomputed_scores() -> None:
+    rng = np.random.default_rng(5)
+    parents, root = random_parents(rng, 40, 2)
+    s = bicrit.structure("hierarchy", hierarchy=parents, root=root, labels="any", n_features=5)
+    X = rng.normal(size=(30, 5))
+    W = rng.normal(size=(40, 5)).astype(np.float32)  # e.g. float32 weights kept by the caller
+    Y = [s_closure(parents, root, [int(rng.integers(40))]) for _ in range(30)]
+    scores = X @ W.astype(np.float64).T
+    a = s.batch_oracle(W.astype(np.float64).ravel(), X, Y, {"loss": 1.0}, k=2)
+    b = s.batch_oracle_scores(scores, Y, {"loss": 1.0}, k=2, n_jobs=2)
+    for ra, rb in zip(a, b, strict=True):
+        assert [r.label.tolist() for r in ra] == [r.label.tolist() for r in rb]
+        assert np.allclose([r.margin for r in ra], [r.margin for r in rb])
+    with pytest.raises(InvalidInputError, match="columns"):
+        s.batch_oracle_scores(scores[:, :-1], Y, {"loss": 1.0})
+    with pytest.raises(InvalidInputError, match="instance 0"):
+        s.batch_oracle_scores(np.full_like(scores, np.nan), Y, {"loss": 1.0})
+
+
 def s_closure(parents, root, nodes) -> np.ndarray:
     out, stack = set(), [root, *map(int, nodes)]
     while stack:

@@ -47,6 +47,7 @@ import numpy as np
 from bicrit import _native
 from bicrit.errors import InvalidInputError, InvalidParameterError
 from bicrit.structures._inputs import as_csr_tuple
+from bicrit.structures.base import Answer, Cone
 from bicrit.structures.native import NativeStructure
 
 __all__ = ["HierarchyStructure"]
@@ -234,6 +235,37 @@ class HierarchyStructure(NativeStructure):
             float(margin_coef),
         )
         return float(value), np.asarray(z)
+
+    def batch_oracle_scores(
+        self,
+        scores: np.ndarray,
+        Y: Any,
+        coef: Mapping[str, float] | None = None,
+        *,
+        margin_coef: float = 1.0,
+        tiebreak: tuple[float, Mapping[str, float]] | None = None,
+        k: int = 1,
+        cone: Cone | None = None,
+        n_jobs: int | None = None,
+    ) -> list[list[Answer]]:
+        """``batch_oracle`` from precomputed node scores ``scores[i, n] = s_n·W_n·x_i`` (shape
+        instances × nodes): for callers that score the nodes themselves — float32 or hashed
+        weights, a sparse-times-dense product — and only need the exact inference."""
+        S = np.ascontiguousarray(scores, dtype=np.float64)
+        if S.ndim != 2:
+            raise InvalidInputError(f"scores must be 2-D (instances × nodes), got {S.ndim}-D")
+        found = _native.hierarchy_batch_oracle_scores(
+            self._require(),
+            S,
+            self._y_many(Y),
+            dict(coef or {}),
+            margin_coef=float(margin_coef),
+            tiebreak=None if tiebreak is None else (float(tiebreak[0]), dict(tiebreak[1])),
+            k=int(k),
+            cone=None if cone is None else Cone(*cone).as_native(),
+            n_jobs=n_jobs,
+        )
+        return [[Answer(*a) for a in per] for per in found]
 
     def _x_one(self, x: Any) -> Any:
         return as_csr_tuple(x, name="x", n_features=self.n_features, one_row=True)

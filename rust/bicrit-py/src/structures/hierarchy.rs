@@ -197,3 +197,75 @@ pub fn hierarchy_closure(py: Python<'_>, s: &NativeStructure, nodes: Vec<i64>) -
     let y = h.closure_of(&ids).map_err(|e| errors::to_py(py, e))?;
     h.label_to_py(py, &y)
 }
+
+/// The oracle for many instances from precomputed node scores `scores[i, n]` = s_n·W_n·x_i
+/// (e.g. float32 or hashed weights scored by the caller), in parallel with the GIL released.
+/// Returns one list of `(label, margin, terms)` per instance, like `batch_oracle`.
+#[pyfunction]
+#[pyo3(signature = (s, scores, y_true, coef=None, *, margin_coef=1.0, tiebreak=None, k=1, cone=None, n_jobs=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn hierarchy_batch_oracle_scores<'py>(
+    py: Python<'py>,
+    s: &NativeStructure,
+    scores: numpy::PyReadonlyArray2<'py, f64>,
+    y_true: &Bound<'py, PyAny>,
+    coef: Option<Bound<'py, PyDict>>,
+    margin_coef: f64,
+    tiebreak: Option<(f64, Bound<'py, PyDict>)>,
+    k: usize,
+    cone: Option<(f64, bool, f64, bool)>,
+    n_jobs: Option<i64>,
+) -> PyResult<Py<PyAny>> {
+    use bicrit_structures::TermQuery;
+    use pyo3::types::PyList;
+    use rayon::prelude::*;
+    let h = hierarchy_of(py, s)?;
+    let bad = |m: String| errors::to_py(py, Error::input(m));
+    let shape = scores.as_array().shape().to_vec();
+    if shape[1] != h.n_nodes() {
+        return Err(bad(format!("scores have {} columns for {} nodes", shape[1], h.n_nodes())));
+    }
+    let flat = scores.as_slice().map_err(|_| bad("scores must be a C-contiguous float64 array".into()))?;
+    let labels = h.labels_from_py(py, y_true)?;
+    if labels.len() != shape[0] {
+        return Err(bad(format!("scores have {} rows but Y has {} labels", shape[0], labels.len())));
+    }
+    if k == 0 {
+        return Err(bad("k must be at least 1".into()));
+    }
+    if !margin_coef.is_finite() {
+        return Err(bad(format!("margin_coef is not finite ({margin_coef})")));
+    }
+    let primary = Objective { margin: margin_coef, terms: terms_from_dict(py, coef.as_ref())? };
+    let secondary = match &tiebreak {
+        None => None,
+        Some((m, d)) => Some(Objective { margin: *m, terms: terms_from_dict(py, Some(d))? }),
+    };
+    let cone = cone.map(|(lo, lo_closed, hi, hi_closed)| bicrit_core::Cone { lo, lo_closed, hi, hi_closed });
+    let m = h.n_nodes();
+    let all = errors::native(py, || {
+        crate::convert::with_threads(n_jobs, || {
+            let q = TermQuery { primary, secondary, ban: &[], k, cone };
+            (0..labels.len())
+                .into_par_iter()
+                .map(|i| {
+                    h.oracle_from_scores(&flat[i * m..(i + 1) * m], &labels[i], &q)
+                        .map_err(|e| Error::input(format!("instance {i}: {e}")))
+                })
+                .collect::<bicrit_core::Result<Vec<_>>>()
+        })?
+    })?;
+    let mut out = Vec::with_capacity(all.len());
+    for found in &all {
+        let items = found
+            .iter()
+            .map(|a| {
+                let t =
+                    (h.label_to_py(py, &a.label)?, a.margin, crate::convert::terms_to_dict(py, &a.terms)?);
+                Ok(t.into_pyobject(py)?.into_any().unbind())
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        out.push(PyList::new(py, items)?.into_any().unbind());
+    }
+    Ok(PyList::new(py, out)?.into_any().unbind())
+}
