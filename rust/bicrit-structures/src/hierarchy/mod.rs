@@ -573,7 +573,12 @@ impl HierarchyStructure {
                     g.n_nodes(),
                     g.root(),
                     kk,
-                    |fixed| self.ip_lex(g1, g2, lex, Some(fixed)),
+                    |fixed| {
+                        if self.fixed_conflict(fixed) {
+                            return Ok(None);
+                        }
+                        self.ip_lex(g1, g2, lex, Some(fixed))
+                    },
                     |y| label_value(y, g1, g2),
                 )?;
                 Ok(res.into_iter().map(|p| p.1).collect())
@@ -609,10 +614,33 @@ impl HierarchyStructure {
         false
     }
 
+    /// The integer program, with its answer checked to be a label of the space (microlp warns
+    /// that it "may lose precision on some hard problems": an infeasible answer is an error,
+    /// never a silent wrong label).
+    fn ip_checked(
+        &self,
+        gain: &[f64],
+        fixed: Option<&[i8]>,
+        side: Option<lp::SideRow<'_>>,
+    ) -> Result<Option<HierLabel>> {
+        let lt = self.space == LabelSpace::Leaves;
+        let y = lp::ip_solve(&self.graph, gain, lt, fixed, side)?;
+        if let Some(y) = &y {
+            self.check(y)
+                .map_err(|e| Error::solver(format!("the integer program returned a non-label: {e}")))?;
+            if let Some(f) = fixed {
+                let ok = (0..f.len()).all(|v| f[v] == 0 || (f[v] > 0) == Self::has(y, v as u32));
+                if !ok {
+                    return Err(Error::solver("the integer program ignored fixed nodes"));
+                }
+            }
+        }
+        Ok(y)
+    }
+
     /// Two-phase integer program (best primary, then best secondary among primary-optimal labels).
     fn ip_lex(&self, g1: &[f64], g2: &[f64], lex: bool, fixed: Option<&[i8]>) -> Result<Option<HierLabel>> {
-        let lt = self.space == LabelSpace::Leaves;
-        let Some(y1) = lp::ip_solve(&self.graph, g1, lt, fixed, None)? else { return Ok(None) };
+        let Some(y1) = self.ip_checked(g1, fixed, None)? else { return Ok(None) };
         if !lex {
             return Ok(Some(y1));
         }
@@ -620,11 +648,10 @@ impl HierarchyStructure {
     }
 
     fn second_phase(&self, g1: &[f64], g2: &[f64], fixed: Option<&[i8]>, y1: HierLabel) -> Result<HierLabel> {
-        let lt = self.space == LabelSpace::Leaves;
         let p1: f64 = y1.iter().map(|&v| g1[v as usize]).sum();
         let scale: f64 = 1.0 + g1.iter().map(|x| x.abs()).sum::<f64>();
         let side = lp::SideRow { coef: g1, rhs: p1 - LP_TOL * scale };
-        Ok(lp::ip_solve(&self.graph, g2, lt, fixed, Some(side))?.unwrap_or(y1))
+        Ok(self.ip_checked(g2, fixed, Some(side))?.unwrap_or(y1))
     }
 
     /// The LP relaxation first; the integer program when its answer is not integral
@@ -640,7 +667,8 @@ impl HierarchyStructure {
         });
         let y1 = match rounded {
             Some(y) => y,
-            None => lp::ip_solve(&self.graph, g1, lt, None, None)?
+            None => self
+                .ip_checked(g1, None, None)?
                 .ok_or_else(|| Error::solver("the hierarchy integer program is infeasible"))?,
         };
         if lex {
