@@ -11,6 +11,7 @@ from typing import Any
 from bicrit.registry import Registrar
 from bicrit.structures.base import TERMS, Answer, Cone, Structure
 from bicrit.structures.chain import Chain
+from bicrit.structures.hierarchy import HierarchyStructure
 from bicrit.structures.multiclass import Multiclass
 
 __all__ = [
@@ -18,6 +19,7 @@ __all__ = [
     "Answer",
     "Chain",
     "Cone",
+    "HierarchyStructure",
     "Multiclass",
     "Structure",
     "register_builtins",
@@ -45,5 +47,15 @@ def register_builtins(registry: Registrar) -> None:
         Chain,
         description="first-order linear chain (sequence labeling / NER): Viterbi, exact k-best, "
         "ban lists; token Hamming or chunk-level segment loss",
+        capabilities={"ban": True, "kbest": True, "cone": False, "relaxed": False},
+    )
+    registry.add_structure(
+        "hierarchy",
+        HierarchyStructure,
+        description=(
+            "tree or DAG hierarchy, ancestor-closed (any or leaf-terminated) labels, node/leaf "
+            "Hamming; tree DP, min-cut, LP + integer program"
+        ),
+        # cones: multilabel=False only (the instance's .capabilities is exact)
         capabilities={"ban": True, "kbest": True, "cone": False, "relaxed": False},
     )

@@ -47,5 +47,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(structures::multiclass::multiclass_structure, m)?)?;
     m.add_function(wrap_pyfunction!(structures::python::python_structure, m)?)?;
     m.add_function(wrap_pyfunction!(structures::chain::chain_structure, m)?)?;
+    m.add_function(wrap_pyfunction!(structures::hierarchy::hierarchy_structure, m)?)?;
+    m.add_function(wrap_pyfunction!(structures::hierarchy::hierarchy_info, m)?)?;
+    m.add_function(wrap_pyfunction!(structures::hierarchy::hierarchy_relaxation, m)?)?;
+    m.add_function(wrap_pyfunction!(structures::hierarchy::hierarchy_closure, m)?)?;
+    m.add_function(wrap_pyfunction!(structures::hierarchy::hierarchy_batch_oracle_scores, m)?)?;
     Ok(())
 }

@@ -5,11 +5,13 @@
 
 pub mod adapter;
 pub mod chain;
+pub mod hierarchy;
 pub mod multiclass;
 pub mod select;
 
 pub use adapter::StructureOracle;
 pub use chain::{Chain, ChainData, ChainLoss, TagScheme};
+pub use hierarchy::HierarchyStructure;
 pub use multiclass::Multiclass;
 
 use bicrit_core::{Capabilities, Cone, Objective, Result, SparseVec, Terms};

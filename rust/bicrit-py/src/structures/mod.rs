@@ -8,13 +8,14 @@
 //! `#[pyfunction]` in its own file, and register that function in `lib.rs`.
 
 pub mod chain;
+pub mod hierarchy;
 pub mod multiclass;
 pub mod python;
 
 use std::sync::Arc;
 
 use bicrit_core::{Cone, Objective, Terms};
-use bicrit_structures::{Chain, Multiclass, Scored, Structure, TermQuery};
+use bicrit_structures::{Chain, HierarchyStructure, Multiclass, Scored, Structure, TermQuery};
 use numpy::PyReadonlyArray1;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
@@ -52,6 +53,8 @@ pub enum AnyStructure {
     Python(python::PyStructure),
     /// `chain`.
     Chain(Chain),
+    /// `hierarchy`.
+    Hierarchy(Box<HierarchyStructure>),
 }
 
 /// Runs `$body` with `$s` bound to the concrete structure inside an [`AnyStructure`].
@@ -62,6 +65,10 @@ macro_rules! dispatch {
             $crate::structures::AnyStructure::Multiclass($s) => $body,
             $crate::structures::AnyStructure::Python($s) => $body,
             $crate::structures::AnyStructure::Chain($s) => $body,
+            $crate::structures::AnyStructure::Hierarchy($s) => {
+                let $s = &**$s;
+                $body
+            }
         }
     };
 }

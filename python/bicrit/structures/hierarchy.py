@@ -1,0 +1,286 @@
+"""The ``hierarchy`` structure: hierarchical classification over a tree or DAG (thesis
+hierarchical chapter; DESIGN §4 and §6).
+
+One weight row per node; the score of a label is the sum over its nodes of ``s_n·W_n·x`` (``s_n``
+the per-node feature scale, 1 by default; NHSVM uses ``s_n = √α_n``). A **label** is a sorted
+int64 array of node ids that is ancestor-closed and always contains the root.
+
+Label spaces (``labels``, ``multilabel``):
+
+* ``labels="any"`` — every ancestor-closed node set (real hierarchical data, e.g. the Clus HMC
+  FunCat/GO sets, often ends a label at an internal node);
+* ``labels="leaves"`` — leaf-terminated sets: every present internal node has a present child
+  (the thesis's space: a leaf or a set of leaves with all their ancestors);
+* ``multilabel=False`` restricts either space to single paths: one terminal node (a leaf for
+  ``"leaves"``) with all its ancestors.
+
+Losses (``loss``): ``"node"`` — node Hamming |y △ y_i| over the non-root nodes, weighted by
+``node_loss_weight``; ``"leaf"`` — the leaf Hamming of the thesis's multi-label oracle (same, over
+the leaves). Terms: ``loss``; ``size`` = number of counted nodes in y; ``hamming`` = unweighted
+number of counted nodes in y △ y_i — the counted nodes being the non-root nodes for the node loss
+and the leaves for the leaf loss (so Micro-F1 over that indicator set is H/(|y| + |y_i|)).
+
+Oracles (exact; ``s.oracle_kind`` says which one runs):
+
+=================  ===============================  ======================================
+space              tree                             DAG
+=================  ===============================  ======================================
+single path        enumeration of the paths         enumeration (ancestors by BFS)
+multi, ``any``     O(M) DP; k-best DP               max-weight closure by one min-cut
+                                                    (Dinic); k-best by Lawler's partition
+multi, ``leaves``  O(M) DP; k-best DP               LP relaxation (clarabel), integer
+                                                    program (microlp) when fractional;
+                                                    k-best by Lawler's partition over IPs
+=================  ===============================  ======================================
+
+Capabilities: ban list and k-best everywhere; cones (the constrained λ-oracle) only for
+``multilabel=False``; answers are always integral (``relaxed`` is False).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from bicrit import _native
+from bicrit.errors import InvalidInputError, InvalidParameterError
+from bicrit.structures._inputs import as_csr_tuple
+from bicrit.structures.base import Answer, Cone
+from bicrit.structures.native import NativeStructure
+
+__all__ = ["HierarchyStructure"]
+
+
+def _parents_list(parents: Any) -> list[list[int]]:
+    """``node → parent ids`` as a list of int lists; a node's entry may be a sequence of ids,
+    one int, or ``None``/``-1``/empty for the root."""
+    if isinstance(parents, Mapping):
+        keys = sorted(parents)
+        if keys != list(range(len(keys))):
+            raise InvalidInputError("a parents mapping must have the node ids 0..M-1 as keys")
+        parents = [parents[k] for k in keys]
+    out: list[list[int]] = []
+    for v, p in enumerate(parents):
+        if p is None:
+            out.append([])
+        elif isinstance(p, int | np.integer):
+            out.append([] if int(p) < 0 else [int(p)])
+        else:
+            try:
+                out.append([int(q) for q in p])
+            except (TypeError, ValueError):
+                raise InvalidInputError(
+                    f"parents of node {v} must be node ids, got {p!r}"
+                ) from None
+    return out
+
+
+class HierarchyStructure(NativeStructure):
+    """Hierarchical classification over a tree or DAG (see the module docstring).
+
+    Parameters
+    ----------
+    hierarchy:
+        A hierarchy object with ``.parents`` (node → tuple of parent ids) and ``.root`` (e.g.
+        ``bicrit.hierarchy.Hierarchy``; ``.names`` is used in error messages when present), or a
+        plain ``parents`` list (with ``root``, or the unique node without parents as the root).
+    root:
+        The root node id when ``hierarchy`` is a plain list.
+    labels:
+        ``"any"`` (every ancestor-closed set) or ``"leaves"`` (leaf-terminated sets).
+    multilabel:
+        ``False`` restricts labels to single paths.
+    loss:
+        ``"node"`` (weighted node Hamming) or ``"leaf"`` (weighted leaf Hamming).
+    node_scale:
+        Per-node feature scale s_n (φ has block n equal to s_n·x for n ∈ y); default 1.
+    node_loss_weight:
+        Per-node loss weight λ_n ≥ 0; default 1.
+    n_features:
+        Number of input features; ``None`` means "from data in :meth:`initialize`".
+    layout:
+        ``"node"``: weight of (node n, feature j) at ``n·d + j`` (one block per node, the
+        thesis's vec(W)); ``"feature"``: at ``j·M + n``, which makes scoring all nodes one pass
+        over the sparse row with contiguous updates (large hierarchies, e.g. LSHTC).
+    """
+
+    name = "hierarchy"
+
+    def __init__(
+        self,
+        hierarchy: Any = None,
+        *,
+        root: int | None = None,
+        labels: str = "any",
+        multilabel: bool = True,
+        loss: str = "node",
+        node_scale: Sequence[float] | np.ndarray | None = None,
+        node_loss_weight: Sequence[float] | np.ndarray | None = None,
+        n_features: int | None = None,
+        layout: str = "node",
+    ) -> None:
+        if hierarchy is None:
+            raise InvalidParameterError("hierarchy is required: a Hierarchy or a parents list")
+        if labels not in ("any", "leaves"):
+            raise InvalidParameterError(f"labels must be 'any' or 'leaves', got {labels!r}")
+        if loss not in ("node", "leaf"):
+            raise InvalidParameterError(f"loss must be 'node' or 'leaf', got {loss!r}")
+        if layout not in ("node", "feature"):
+            raise InvalidParameterError(f"layout must be 'node' or 'feature', got {layout!r}")
+        self.hierarchy = hierarchy
+        self.root = root
+        self.labels = labels
+        self.multilabel = bool(multilabel)
+        self.loss_kind = loss
+        self.node_scale = node_scale
+        self.node_loss_weight = node_loss_weight
+        self.n_features = n_features
+        self.layout = layout
+        names = getattr(hierarchy, "names", None)
+        if hasattr(hierarchy, "parents") and hasattr(hierarchy, "root"):
+            self._parents = _parents_list(hierarchy.parents)
+            self._root = int(hierarchy.root)
+        else:
+            self._parents = _parents_list(hierarchy)
+            if root is None:
+                roots = [v for v, p in enumerate(self._parents) if not p]
+                if not roots:
+                    raise InvalidInputError(
+                        "the hierarchy has no node without parents (a cycle through every node?)"
+                    )
+                root = roots[0]  # several roots are reported natively, by name
+            self._root = int(root)
+        self._names = None if names is None else [str(n) for n in names]
+        if n_features is not None:
+            self._build(int(n_features))
+
+    def _build(self, n_features: int) -> None:
+        def vec(v: Any) -> list[float] | None:
+            return None if v is None else [float(a) for a in np.asarray(v, dtype=np.float64)]
+
+        self._native = _native.hierarchy_structure(
+            self._parents,
+            self._root,
+            n_features,
+            labels=self.labels,
+            multilabel=self.multilabel,
+            loss=self.loss_kind,
+            node_scale=vec(self.node_scale),
+            node_loss_weight=vec(self.node_loss_weight),
+            layout=self.layout,
+            names=self._names,
+        )
+        self.n_features = n_features
+
+    @property
+    def n_nodes(self) -> int:
+        """Number of nodes M."""
+        return len(self._parents)
+
+    @property
+    def oracle_kind(self) -> str:
+        """The exact method behind :meth:`oracle`: ``enumeration``, ``tree_dp``, ``min_cut`` or
+        ``lp_ip``."""
+        return str(_native.hierarchy_info(self._require())["oracle"])
+
+    @property
+    def leaves(self) -> np.ndarray:
+        """Leaf node ids, increasing."""
+        return np.asarray(_native.hierarchy_info(self._require())["leaves"])
+
+    def initialize(self, X: Any, Y: Any) -> HierarchyStructure:
+        """Fixes the number of features from ``X`` and validates every label of ``Y``
+        (a sequence of node-id sequences)."""
+        X_csr = as_csr_tuple(X, name="X")
+        n_features = self.n_features if self.n_features is not None else X_csr[3]
+        self._build(int(n_features))
+        Ys = self._y_many(Y)
+        n = X_csr[0].shape[0] - 1
+        if len(Ys) != n:
+            raise InvalidInputError(f"X has {n} instances but Y has {len(Ys)} labels")
+        for i, y in enumerate(Ys):
+            try:
+                self.terms(y, y)
+            except InvalidInputError as exc:
+                raise InvalidInputError(f"Y[{i}]: {exc}") from None
+        return self
+
+    def closure(self, nodes: Sequence[int] | np.ndarray) -> np.ndarray:
+        """The label made of ``nodes`` and all their ancestors (root included)."""
+        return np.asarray(
+            _native.hierarchy_closure(self._require(), [int(v) for v in np.ravel(nodes)])
+        )
+
+    def relaxation(
+        self,
+        w: np.ndarray,
+        x: Any,
+        y_true: Any,
+        coef: Mapping[str, float] | None = None,
+        *,
+        margin_coef: float = 1.0,
+    ) -> tuple[float, np.ndarray]:
+        """The LP relaxation of the multi-label space (thesis eq. ``integerprogram`` relaxed, for
+        ``labels="leaves"``; the integral closure polytope for ``labels="any"``): ``(value, z)``
+        with ``value = Σ_n z_n·gain_n``, the node gains of ``margin_coef·m + Σ coef·terms``
+        relative to the empty label (their constants omitted)."""
+        value, z = _native.hierarchy_relaxation(
+            self._require(),
+            self._w(w),
+            self._x_one(x),
+            self._y_one(y_true),
+            dict(coef or {}),
+            float(margin_coef),
+        )
+        return float(value), np.asarray(z)
+
+    def batch_oracle_scores(
+        self,
+        scores: np.ndarray,
+        Y: Any,
+        coef: Mapping[str, float] | None = None,
+        *,
+        margin_coef: float = 1.0,
+        tiebreak: tuple[float, Mapping[str, float]] | None = None,
+        k: int = 1,
+        cone: Cone | None = None,
+        n_jobs: int | None = None,
+    ) -> list[list[Answer]]:
+        """``batch_oracle`` from precomputed node scores ``scores[i, n] = s_n·W_n·x_i`` (shape
+        instances × nodes): for callers that score the nodes themselves — float32 or hashed
+        weights, a sparse-times-dense product — and only need the exact inference."""
+        S = np.ascontiguousarray(scores, dtype=np.float64)
+        if S.ndim != 2:
+            raise InvalidInputError(f"scores must be 2-D (instances × nodes), got {S.ndim}-D")
+        found = _native.hierarchy_batch_oracle_scores(
+            self._require(),
+            S,
+            self._y_many(Y),
+            dict(coef or {}),
+            margin_coef=float(margin_coef),
+            tiebreak=None if tiebreak is None else (float(tiebreak[0]), dict(tiebreak[1])),
+            k=int(k),
+            cone=None if cone is None else Cone(*cone).as_native(),
+            n_jobs=n_jobs,
+        )
+        return [[Answer(*a) for a in per] for per in found]
+
+    def _x_one(self, x: Any) -> Any:
+        return as_csr_tuple(x, name="x", n_features=self.n_features, one_row=True)
+
+    def _x_many(self, X: Any) -> Any:
+        return as_csr_tuple(X, name="X", n_features=self.n_features)
+
+    def _y_one(self, y: Any) -> Any:
+        a = np.asarray(y)
+        if a.ndim != 1 or not (a.size == 0 or np.issubdtype(a.dtype, np.integer)):
+            raise InvalidInputError(
+                f"a hierarchy label is a 1-D array of integer node ids, got {a.dtype} of shape "
+                f"{a.shape}"
+            )
+        return a.astype(np.int64)
+
+    def _y_many(self, Y: Any) -> Any:
+        return [self._y_one(y) for y in Y]
