@@ -4,10 +4,12 @@
 //! plane-level [`bicrit_core::LambdaOracle`] that every search drives.
 
 pub mod adapter;
+pub mod dependency;
 pub mod multiclass;
 pub mod select;
 
 pub use adapter::StructureOracle;
+pub use dependency::{DepLabel, Dependency};
 pub use multiclass::Multiclass;
 
 use bicrit_core::{Capabilities, Cone, Objective, Result, SparseVec, Terms};
