@@ -10,9 +10,19 @@ from typing import Any
 
 from bicrit.registry import Registrar
 from bicrit.structures.base import TERMS, Answer, Cone, Structure
+from bicrit.structures.dependency import Dependency
 from bicrit.structures.multiclass import Multiclass
 
-__all__ = ["TERMS", "Answer", "Cone", "Multiclass", "Structure", "register_builtins", "structure"]
+__all__ = [
+    "TERMS",
+    "Answer",
+    "Cone",
+    "Dependency",
+    "Multiclass",
+    "Structure",
+    "register_builtins",
+    "structure",
+]
 
 
 def structure(name: str, **params: Any) -> Any:
@@ -29,4 +39,12 @@ def register_builtins(registry: Registrar) -> None:
         Multiclass,
         description="one weight block per class, 0-1 loss, enumeration oracle",
         capabilities={"ban": True, "kbest": True, "cone": True, "relaxed": False},
+    )
+    registry.add_structure(
+        "dependency",
+        Dependency,
+        description="arc-factored dependency trees with labeled arcs, hashed arc features, "
+        "head + label Hamming loss; projective Eisner or non-projective Chu-Liu-Edmonds, "
+        "both with k-best lists and ban lists",
+        capabilities={"ban": True, "kbest": True, "cone": False, "relaxed": False},
     )

@@ -18,8 +18,8 @@
 //! hp−1·hp·dp·dp+1; and, for spans |h − d| ≤ [`BETWEEN_MAX`], hp·bp·dp for every token b strictly
 //! between (conjoined with `dir` only).
 //!
-//! Labeled templates, each conjoined with the relation r and `dir`: r; r·bin; r·hp, r·hw, r·hl;
-//! r·dp, r·dx, r·dw, r·dl; r·hp·dp.
+//! Labeled templates, each conjoined with the relation r: r·dir; r·dir·bin; r·dir·hp, r·hw, r·hl;
+//! r·dir·dp, r·dir·dx, r·dw, r·dl; r·dir·hp·dp (the lexical ones without direction).
 
 use super::corpus::{atom, fmix64, Field, Sentence, FNV_OFFSET, FNV_PRIME};
 
@@ -61,6 +61,17 @@ pub struct Featurizer<'a> {
     after: u64,
 }
 
+/// The two conjunction tags of an arc: direction, and direction × distance bin.
+#[inline]
+fn arc_tags(dir: bool, bin: usize) -> (u64, u64) {
+    (mix(DIR_TAG, dir as u64), mix(mix(DIST_TAG, dir as u64), bin as u64))
+}
+
+#[inline]
+fn base(id: u64) -> u64 {
+    mix(FNV_OFFSET, id)
+}
+
 impl<'a> Featurizer<'a> {
     /// Featurizer of `sent` hashing into `n_features ≥ 1` buckets.
     pub fn new(sent: Sentence<'a>, n_features: usize) -> Self {
@@ -99,13 +110,46 @@ impl<'a> Featurizer<'a> {
         }
     }
 
-    /// Emits the unlabeled features f_u(h, d) (h ∈ 0..=n, d ∈ 1..=n, h ≠ d).
+    /// Bases of the head-side unigram templates bias, hw·hp, hw, hp, hl, hx (the bias rides
+    /// along with the head: every arc has one).
     #[inline]
-    pub fn unlabeled(&self, h: usize, d: usize, mut emit: impl FnMut(usize)) {
-        let dir = (h < d) as u64;
+    pub fn uni_head_bases(&self, h: usize) -> [u64; 6] {
+        let i = h as isize;
+        let (w, l, p, x) = (
+            self.tok(Field::Form, i),
+            self.tok(Field::Lemma, i),
+            self.tok(Field::Upos, i),
+            self.tok(Field::Xpos, i),
+        );
+        [base(0), mix(mix(base(1), w), p), mix(base(2), w), mix(base(3), p), mix(base(4), l), mix(base(5), x)]
+    }
+
+    /// Bases of the dependent-side unigram templates dw·dp, dw, dp, dl, dx.
+    #[inline]
+    pub fn uni_dep_bases(&self, d: usize) -> [u64; 5] {
+        let i = d as isize;
+        let (w, l, p, x) = (
+            self.tok(Field::Form, i),
+            self.tok(Field::Lemma, i),
+            self.tok(Field::Upos, i),
+            self.tok(Field::Xpos, i),
+        );
+        [mix(mix(base(6), w), p), mix(base(7), w), mix(base(8), p), mix(base(9), l), mix(base(10), x)]
+    }
+
+    /// Emits a unigram base conjoined with both arc tags.
+    #[inline]
+    fn emit_tagged(&self, b: u64, tags: (u64, u64), emit: &mut impl FnMut(usize)) {
+        emit(self.index(mix(b, tags.0)));
+        emit(self.index(mix(b, tags.1)));
+    }
+
+    /// Emits the unlabeled features of arc h → d that involve both ends: bigrams, surrounding
+    /// POS, in-between POS.
+    #[inline]
+    pub fn uni_pair(&self, h: usize, d: usize, mut emit: impl FnMut(usize)) {
         let dist = h.abs_diff(d);
-        let tag_dir = mix(DIR_TAG, dir);
-        let tag_dist = mix(mix(DIST_TAG, dir), dist_bin(dist) as u64);
+        let tags = arc_tags(h < d, dist_bin(dist));
         let (hi, di) = (h as isize, d as isize);
         let hw = self.tok(Field::Form, hi);
         let hl = self.tok(Field::Lemma, hi);
@@ -121,24 +165,11 @@ impl<'a> Featurizer<'a> {
         let dp_r = self.tok(Field::Upos, di + 1);
         macro_rules! t {
             ($id:expr $(, $a:expr)*) => {{
-                #[allow(unused_mut)]
-                let mut b = mix(FNV_OFFSET, $id);
+                let mut b = base($id);
                 $( b = mix(b, $a); )*
-                emit(self.index(mix(b, tag_dir)));
-                emit(self.index(mix(b, tag_dist)));
+                self.emit_tagged(b, tags, &mut emit);
             }};
         }
-        t!(0);
-        t!(1, hw, hp);
-        t!(2, hw);
-        t!(3, hp);
-        t!(4, hl);
-        t!(5, hx);
-        t!(6, dw, dp);
-        t!(7, dw);
-        t!(8, dp);
-        t!(9, dl);
-        t!(10, dx);
         t!(11, hw, hp, dw, dp);
         t!(12, hp, dw, dp);
         t!(13, hw, dw, dp);
@@ -153,13 +184,25 @@ impl<'a> Featurizer<'a> {
         t!(22, hp, hp_r, dp, dp_r);
         t!(23, hp_l, hp, dp, dp_r);
         if dist <= BETWEEN_MAX {
-            let base = mix(mix(mix(FNV_OFFSET, BETWEEN_TEMPLATE), hp), dp);
+            let b0 = mix(mix(base(BETWEEN_TEMPLATE), hp), dp);
             let (lo, hi_) = if h < d { (h, d) } else { (d, h) };
             for b in lo + 1..hi_ {
                 let bp = self.tok(Field::Upos, b as isize);
-                emit(self.index(mix(mix(base, bp), tag_dir)));
+                emit(self.index(mix(mix(b0, bp), tags.0)));
             }
         }
+    }
+
+    /// Emits the unlabeled features f_u(h, d) (h ∈ 0..=n, d ∈ 1..=n, h ≠ d).
+    pub fn unlabeled(&self, h: usize, d: usize, mut emit: impl FnMut(usize)) {
+        let tags = arc_tags(h < d, dist_bin(h.abs_diff(d)));
+        for b in self.uni_head_bases(h) {
+            self.emit_tagged(b, tags, &mut emit);
+        }
+        for b in self.uni_dep_bases(d) {
+            self.emit_tagged(b, tags, &mut emit);
+        }
+        self.uni_pair(h, d, emit);
     }
 
     #[inline]
@@ -167,42 +210,54 @@ impl<'a> Featurizer<'a> {
         mix(REL_TAG, r as u64)
     }
 
-    /// Bases of the head-side labeled templates r·hp, r·hw, r·hl (conjoined with `dir`).
+    /// Base of the labeled template r·hp (conjoined with `dir`).
     #[inline]
-    pub fn lab_head_bases(&self, h: usize, dir: bool) -> [u64; 3] {
-        let hi = h as isize;
-        let t = |id: u64, a: u64| mix(mix(mix(FNV_OFFSET, LABELED_BASE + id), dir as u64), a);
-        [t(2, self.tok(Field::Upos, hi)), t(3, self.tok(Field::Form, hi)), t(4, self.tok(Field::Lemma, hi))]
+    pub fn lab_head_dir_base(&self, h: usize, dir: bool) -> u64 {
+        mix(mix(base(LABELED_BASE + 2), dir as u64), self.tok(Field::Upos, h as isize))
     }
 
-    /// Bases of the dependent-side labeled templates r·dp, r·dx, r·dw, r·dl (with `dir`).
+    /// Bases of the lexical head-side labeled templates r·hw, r·hl (no direction).
     #[inline]
-    pub fn lab_dep_bases(&self, d: usize, dir: bool) -> [u64; 4] {
-        let di = d as isize;
-        let t = |id: u64, a: u64| mix(mix(mix(FNV_OFFSET, LABELED_BASE + id), dir as u64), a);
+    pub fn lab_head_lex_bases(&self, h: usize) -> [u64; 2] {
+        let i = h as isize;
         [
-            t(5, self.tok(Field::Upos, di)),
-            t(6, self.tok(Field::Xpos, di)),
-            t(7, self.tok(Field::Form, di)),
-            t(8, self.tok(Field::Lemma, di)),
+            mix(base(LABELED_BASE + 3), self.tok(Field::Form, i)),
+            mix(base(LABELED_BASE + 4), self.tok(Field::Lemma, i)),
         ]
     }
 
-    /// Bases of the labeled templates r and r·bin (with `dir`).
+    /// Bases of the dependent-side labeled templates r·dp, r·dx (conjoined with `dir`).
     #[inline]
-    pub fn lab_dist_bases(dir: bool, bin: usize) -> [u64; 2] {
-        let t0 = mix(mix(FNV_OFFSET, LABELED_BASE), dir as u64);
-        let t1 = mix(mix(mix(FNV_OFFSET, LABELED_BASE + 1), dir as u64), bin as u64);
-        [t0, t1]
+    pub fn lab_dep_dir_bases(&self, d: usize, dir: bool) -> [u64; 2] {
+        let i = d as isize;
+        [
+            mix(mix(base(LABELED_BASE + 5), dir as u64), self.tok(Field::Upos, i)),
+            mix(mix(base(LABELED_BASE + 6), dir as u64), self.tok(Field::Xpos, i)),
+        ]
     }
 
-    /// Base of the labeled template r·hp·dp (with `dir`).
+    /// Bases of the lexical dependent-side labeled templates r·dw, r·dl (no direction).
+    #[inline]
+    pub fn lab_dep_lex_bases(&self, d: usize) -> [u64; 2] {
+        let i = d as isize;
+        [
+            mix(base(LABELED_BASE + 7), self.tok(Field::Form, i)),
+            mix(base(LABELED_BASE + 8), self.tok(Field::Lemma, i)),
+        ]
+    }
+
+    /// Bases of the labeled templates r and r·bin (conjoined with `dir`).
+    #[inline]
+    pub fn lab_dist_bases(dir: bool, bin: usize) -> [u64; 2] {
+        [mix(base(LABELED_BASE), dir as u64), mix(mix(base(LABELED_BASE + 1), dir as u64), bin as u64)]
+    }
+
+    /// Base of the labeled template r·hp·dp (conjoined with `dir`).
     #[inline]
     pub fn lab_pair_base(&self, h: usize, d: usize) -> u64 {
-        let dir = h < d;
         let hp = self.tok(Field::Upos, h as isize);
         let dp = self.tok(Field::Upos, d as isize);
-        mix(mix(mix(mix(FNV_OFFSET, LABELED_BASE + 9), dir as u64), hp), dp)
+        mix(mix(mix(base(LABELED_BASE + 9), (h < d) as u64), hp), dp)
     }
 
     /// Bucket of a labeled template base conjoined with relation `r`.
@@ -214,10 +269,14 @@ impl<'a> Featurizer<'a> {
     /// Emits the labeled features f_l(h, d, r).
     pub fn labeled(&self, h: usize, d: usize, r: usize, mut emit: impl FnMut(usize)) {
         let dir = h < d;
-        for b in self.lab_head_bases(h, dir) {
+        emit(self.lab_index(self.lab_head_dir_base(h, dir), r));
+        for b in self.lab_head_lex_bases(h) {
             emit(self.lab_index(b, r));
         }
-        for b in self.lab_dep_bases(d, dir) {
+        for b in self.lab_dep_dir_bases(d, dir) {
+            emit(self.lab_index(b, r));
+        }
+        for b in self.lab_dep_lex_bases(d) {
             emit(self.lab_index(b, r));
         }
         for b in Self::lab_dist_bases(dir, dist_bin(h.abs_diff(d))) {
@@ -225,54 +284,145 @@ impl<'a> Featurizer<'a> {
         }
         emit(self.lab_index(self.lab_pair_base(h, d), r));
     }
+
+    /// UPOS atom at position i (0 = root).
+    #[inline]
+    fn upos(&self, i: usize) -> u64 {
+        self.tok(Field::Upos, i as isize)
+    }
 }
 
-/// Arc scores of one sentence under weights `w`: s_u(h, d) and s_l(h, d, r). The labeled part is
-/// factored into head-side, dependent-side and distance tables over (position, dir, r), built once
-/// per sentence, so a labeled arc costs one hashed lookup (r·hp·dp) instead of ten.
+/// Arc scores of one sentence under weights `w`: s_u(h, d) and s_l(h, d, r).
+///
+/// Parts of the score that depend on one end of the arc only are tabulated once per sentence:
+/// unigram templates per (position, dir, bin), labeled head-side and dependent-side templates per
+/// (position, dir, r), labeled distance templates per (dir, bin, r); the labeled r·hp·dp part is
+/// cached per (head UPOS, dependent UPOS, dir). What remains per arc are the two-ended unlabeled
+/// templates (about 28 lookups) and, per labeled candidate, a few table reads.
 pub struct ArcScorer<'a> {
     f: Featurizer<'a>,
     w: &'a [f64],
     n_rel: usize,
-    head: Vec<f64>,
-    dep: Vec<f64>,
-    dist: Vec<f64>,
+    uni_head: Vec<f64>,
+    uni_dep: Vec<f64>,
+    lab_head: Vec<f64>,
+    lab_dep: Vec<f64>,
+    lab_dist: Vec<f64>,
+    pos_id: Vec<u32>,
+    n_pos: usize,
+    pair_row: Vec<u32>,
+    pair: Vec<f64>,
 }
+
+const UNSET: u32 = u32::MAX;
 
 impl<'a> ArcScorer<'a> {
     /// Scores of `f`'s sentence under `w` (length ≥ the featurizer's `n_features`), with
     /// `n_rel` relations (0: unlabeled).
     pub fn new(f: Featurizer<'a>, w: &'a [f64], n_rel: usize) -> Self {
         let n = f.n();
-        let mut s = ArcScorer { f, w, n_rel, head: Vec::new(), dep: Vec::new(), dist: Vec::new() };
-        if n_rel > 0 {
-            s.head = vec![0.0; (n + 1) * 2 * n_rel];
-            s.dep = vec![0.0; (n + 1) * 2 * n_rel];
-            s.dist = vec![0.0; 2 * N_BINS * n_rel];
-            for pos in 0..=n {
-                for dir in [false, true] {
-                    let row = (pos * 2 + dir as usize) * n_rel;
-                    let hb = s.f.lab_head_bases(pos, dir);
-                    let db = if pos > 0 { Some(s.f.lab_dep_bases(pos, dir)) } else { None };
-                    for r in 0..n_rel {
-                        s.head[row + r] = hb.iter().map(|&b| w[s.f.lab_index(b, r)]).sum();
-                        if let Some(db) = &db {
-                            s.dep[row + r] = db.iter().map(|&b| w[s.f.lab_index(b, r)]).sum();
-                        }
-                    }
-                }
-            }
+        let nb = N_BINS;
+        let wsum = |f: &Featurizer<'_>, b: u64, tag: u64| w[f.index(mix(b, tag))];
+        // unigram tables: [(pos * 2 + dir) * N_BINS + bin]
+        let mut uni_head = vec![0.0; (n + 1) * 2 * nb];
+        let mut uni_dep = vec![0.0; (n + 1) * 2 * nb];
+        for pos in 0..=n {
+            let hb = f.uni_head_bases(pos);
+            let db = if pos > 0 { Some(f.uni_dep_bases(pos)) } else { None };
             for dir in [false, true] {
-                for bin in 0..N_BINS {
-                    let row = (dir as usize * N_BINS + bin) * n_rel;
-                    let bases = Featurizer::lab_dist_bases(dir, bin);
-                    for r in 0..n_rel {
-                        s.dist[row + r] = bases.iter().map(|&b| w[s.f.lab_index(b, r)]).sum();
+                let (td, _) = arc_tags(dir, 0);
+                let h_dir: f64 = hb.iter().map(|&b| wsum(&f, b, td)).sum();
+                let d_dir: f64 = db.as_ref().map_or(0.0, |db| db.iter().map(|&b| wsum(&f, b, td)).sum());
+                for bin in 0..nb {
+                    let (_, tb) = arc_tags(dir, bin);
+                    let row = (pos * 2 + dir as usize) * nb + bin;
+                    uni_head[row] = h_dir + hb.iter().map(|&b| wsum(&f, b, tb)).sum::<f64>();
+                    if let Some(db) = &db {
+                        uni_dep[row] = d_dir + db.iter().map(|&b| wsum(&f, b, tb)).sum::<f64>();
                     }
                 }
             }
         }
+        let mut s = ArcScorer {
+            f,
+            w,
+            n_rel,
+            uni_head,
+            uni_dep,
+            lab_head: Vec::new(),
+            lab_dep: Vec::new(),
+            lab_dist: Vec::new(),
+            pos_id: Vec::new(),
+            n_pos: 0,
+            pair_row: Vec::new(),
+            pair: Vec::new(),
+        };
+        if n_rel > 0 {
+            s.build_labeled_tables();
+        }
         s
+    }
+
+    fn build_labeled_tables(&mut self) {
+        let (n, nr, w) = (self.f.n(), self.n_rel, self.w);
+        let f = &self.f;
+        self.lab_head = vec![0.0; (n + 1) * 2 * nr];
+        self.lab_dep = vec![0.0; (n + 1) * 2 * nr];
+        self.lab_dist = vec![0.0; 2 * N_BINS * nr];
+        let mut lex = vec![0.0; nr];
+        for pos in 0..=n {
+            let hl = f.lab_head_lex_bases(pos);
+            for (r, x) in lex.iter_mut().enumerate() {
+                *x = hl.iter().map(|&b| w[f.lab_index(b, r)]).sum();
+            }
+            for dir in [false, true] {
+                let row = (pos * 2 + dir as usize) * nr;
+                let hd = f.lab_head_dir_base(pos, dir);
+                for r in 0..nr {
+                    self.lab_head[row + r] = lex[r] + w[f.lab_index(hd, r)];
+                }
+            }
+            if pos == 0 {
+                continue;
+            }
+            let dl = f.lab_dep_lex_bases(pos);
+            for (r, x) in lex.iter_mut().enumerate() {
+                *x = dl.iter().map(|&b| w[f.lab_index(b, r)]).sum();
+            }
+            for dir in [false, true] {
+                let row = (pos * 2 + dir as usize) * nr;
+                let dd = f.lab_dep_dir_bases(pos, dir);
+                for r in 0..nr {
+                    self.lab_dep[row + r] = lex[r] + dd.iter().map(|&b| w[f.lab_index(b, r)]).sum::<f64>();
+                }
+            }
+        }
+        for dir in [false, true] {
+            for bin in 0..N_BINS {
+                let row = (dir as usize * N_BINS + bin) * nr;
+                let bases = Featurizer::lab_dist_bases(dir, bin);
+                for r in 0..nr {
+                    self.lab_dist[row + r] = bases.iter().map(|&b| w[f.lab_index(b, r)]).sum();
+                }
+            }
+        }
+        // sentence-local UPOS ids for the r·hp·dp cache
+        let mut seen: Vec<u64> = Vec::new();
+        self.pos_id = (0..=n)
+            .map(|i| {
+                let a = f.upos(i);
+                match seen.iter().position(|&x| x == a) {
+                    Some(p) => p as u32,
+                    None => {
+                        seen.push(a);
+                        (seen.len() - 1) as u32
+                    }
+                }
+            })
+            .collect();
+        self.n_pos = seen.len();
+        self.pair_row = vec![UNSET; self.n_pos * self.n_pos * 2];
+        self.pair.clear();
     }
 
     /// The featurizer.
@@ -283,22 +433,33 @@ impl<'a> ArcScorer<'a> {
     /// s_u(h, d).
     #[inline]
     pub fn unlabeled(&self, h: usize, d: usize) -> f64 {
-        let mut s = 0.0;
-        self.f.unlabeled(h, d, |i| s += self.w[i]);
+        let dir = (h < d) as usize;
+        let bin = dist_bin(h.abs_diff(d));
+        let mut s = self.uni_head[(h * 2 + dir) * N_BINS + bin] + self.uni_dep[(d * 2 + dir) * N_BINS + bin];
+        self.f.uni_pair(h, d, |i| s += self.w[i]);
         s
     }
 
     /// s_l(h, d, r) for every relation r, written into `out` (length `n_rel`).
     #[inline]
-    pub fn labeled_into(&self, h: usize, d: usize, out: &mut [f64]) {
+    pub fn labeled_into(&mut self, h: usize, d: usize, out: &mut [f64]) {
         let nr = self.n_rel;
         let dir = (h < d) as usize;
-        let hrow = &self.head[(h * 2 + dir) * nr..][..nr];
-        let drow = &self.dep[(d * 2 + dir) * nr..][..nr];
-        let brow = &self.dist[(dir * N_BINS + dist_bin(h.abs_diff(d))) * nr..][..nr];
-        let pb = self.f.lab_pair_base(h, d);
+        let key = (self.pos_id[h] as usize * self.n_pos + self.pos_id[d] as usize) * 2 + dir;
+        if self.pair_row[key] == UNSET {
+            self.pair_row[key] = (self.pair.len() / nr.max(1)) as u32;
+            let pb = self.f.lab_pair_base(h, d);
+            for r in 0..nr {
+                let v = self.w[self.f.lab_index(pb, r)];
+                self.pair.push(v);
+            }
+        }
+        let prow = &self.pair[self.pair_row[key] as usize * nr..][..nr];
+        let hrow = &self.lab_head[(h * 2 + dir) * nr..][..nr];
+        let drow = &self.lab_dep[(d * 2 + dir) * nr..][..nr];
+        let brow = &self.lab_dist[(dir * N_BINS + dist_bin(h.abs_diff(d))) * nr..][..nr];
         for r in 0..nr {
-            out[r] = hrow[r] + drow[r] + brow[r] + self.w[self.f.lab_index(pb, r)];
+            out[r] = hrow[r] + drow[r] + brow[r] + prow[r];
         }
     }
 }
@@ -331,7 +492,7 @@ mod tests {
         let s = sentence();
         let f = Featurizer::new(s.get(0).unwrap(), 1 << 12);
         let w: Vec<f64> = (0..1 << 12).map(|i| ((i * 7919) % 13) as f64 - 6.0).collect();
-        let sc = ArcScorer::new(f.clone(), &w, 3);
+        let mut sc = ArcScorer::new(f.clone(), &w, 3);
         let mut out = [0.0; 3];
         for d in 1..=4 {
             for h in 0..=4 {

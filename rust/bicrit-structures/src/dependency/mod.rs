@@ -206,7 +206,7 @@ impl Dependency {
     ) -> Result<ArcTable> {
         let n = sent.len();
         let nr = self.n_relations;
-        let scorer = ArcScorer::new(Featurizer::new(sent, self.n_features), w, nr);
+        let mut scorer = ArcScorer::new(Featurizer::new(sent, self.n_features), w, nr);
         let mut table = ArcTable::new(n, kmax.min(nr.max(1)));
         let mut lab = vec![0.0; nr];
         let eval = |o: &Objective, score: f64, loss: f64, ham: f64| {
@@ -242,9 +242,21 @@ impl Dependency {
                     table.offer(h, d, v, 0);
                 } else {
                     scorer.labeled_into(h, d, &mut lab);
-                    for (r, &sl) in lab.iter().enumerate() {
-                        let v = value(su + sl, h, d, r as u32)?;
-                        table.offer(h, d, v, r as u32);
+                    if table.kmax() == 1 {
+                        // the common case: only the best relation of the arc matters
+                        let mut best = (value(su + lab[0], h, d, 0)?, 0);
+                        for (r, &sl) in lab.iter().enumerate().skip(1) {
+                            let v = value(su + sl, h, d, r as u32)?;
+                            if v.gt(&best.0) {
+                                best = (v, r as u32);
+                            }
+                        }
+                        table.offer(h, d, best.0, best.1);
+                    } else {
+                        for (r, &sl) in lab.iter().enumerate() {
+                            let v = value(su + sl, h, d, r as u32)?;
+                            table.offer(h, d, v, r as u32);
+                        }
                     }
                 }
             }
