@@ -88,6 +88,11 @@ impl ArcTable {
         &self.vals[c * self.kmax..c * self.kmax + self.len[c] as usize]
     }
 
+    /// Does every arc h → d (h ∈ 0..=n, d ∈ 1..=n, h ≠ d) have at least one candidate?
+    pub fn is_complete(&self) -> bool {
+        (1..=self.n).all(|d| (0..=self.n).all(|h| h == d || self.len[self.cell(h, d)] > 0))
+    }
+
     /// Relation of candidate `slot` of arc h → d.
     #[inline]
     pub fn rel(&self, h: usize, d: usize, slot: usize) -> u32 {

@@ -160,6 +160,9 @@ pub fn eisner_kbest(arcs: &ArcTable, k: usize) -> Vec<Tree> {
     if n == 0 || k == 0 {
         return Vec::new();
     }
+    if k == 1 && arcs.is_complete() {
+        return vec![eisner_best(arcs)];
+    }
     let np = n + 1;
     let mut ch = Chart { np, spans: vec![(0, 0); 4 * np * np], arena: Vec::with_capacity(4 * np * np) };
     let mut mg = Merger::default();
@@ -245,4 +248,98 @@ fn backtrack(ch: &Chart, arcs: &ArcTable, root: &Entry) -> Tree {
         }
     }
     Tree { val: root.val, heads, rels }
+}
+
+/// The best tree (k = 1) on a complete table: the same recurrences on flat arrays, each
+/// incomplete span's split maximised once for both arc directions (the arc value is added after
+/// the split, whose sum does not depend on the direction). Ties go to the smallest split.
+fn eisner_best(arcs: &ArcTable) -> Tree {
+    let n = arcs.n();
+    let np = n + 1;
+    let at = |s: usize, t: usize| s * np + t;
+    let mut cr = vec![Val::ZERO; np * np];
+    let mut cl = vec![Val::ZERO; np * np];
+    let mut ir = vec![Val::ZERO; np * np];
+    let mut il = vec![Val::ZERO; np * np];
+    let mut bp_i = vec![0u32; np * np];
+    let mut bp_r = vec![0u32; np * np];
+    let mut bp_l = vec![0u32; np * np];
+    for width in 1..n {
+        for s in 1..=n - width {
+            let t = s + width;
+            let mut best = cr[at(s, s)] + cl[at(s + 1, t)];
+            let mut bm = s;
+            for m in s + 1..t {
+                let v = cr[at(s, m)] + cl[at(m + 1, t)];
+                if v.gt(&best) {
+                    best = v;
+                    bm = m;
+                }
+            }
+            ir[at(s, t)] = best + arcs.vals(s, t)[0];
+            il[at(s, t)] = best + arcs.vals(t, s)[0];
+            bp_i[at(s, t)] = bm as u32;
+            let mut best = ir[at(s, s + 1)] + cr[at(s + 1, t)];
+            let mut bm = s + 1;
+            for m in s + 2..=t {
+                let v = ir[at(s, m)] + cr[at(m, t)];
+                if v.gt(&best) {
+                    best = v;
+                    bm = m;
+                }
+            }
+            cr[at(s, t)] = best;
+            bp_r[at(s, t)] = bm as u32;
+            let mut best = cl[at(s, s)] + il[at(s, t)];
+            let mut bm = s;
+            for m in s + 1..t {
+                let v = cl[at(s, m)] + il[at(m, t)];
+                if v.gt(&best) {
+                    best = v;
+                    bm = m;
+                }
+            }
+            cl[at(s, t)] = best;
+            bp_l[at(s, t)] = bm as u32;
+        }
+    }
+    let mut best = cl[at(1, 1)] + cr[at(1, n)] + arcs.vals(0, 1)[0];
+    let mut root = 1;
+    for r in 2..=n {
+        let v = cl[at(1, r)] + cr[at(r, n)] + arcs.vals(0, r)[0];
+        if v.gt(&best) {
+            best = v;
+            root = r;
+        }
+    }
+    let mut heads = vec![0u32; n];
+    let mut rels = vec![0u32; n];
+    rels[root - 1] = arcs.rel(0, root, 0);
+    let mut stack = vec![(CL, 1, root), (CR, root, n)];
+    while let Some((ty, s, t)) = stack.pop() {
+        if s == t {
+            continue;
+        }
+        match ty {
+            IR | IL => {
+                let (h, d) = if ty == IR { (s, t) } else { (t, s) };
+                heads[d - 1] = h as u32;
+                rels[d - 1] = arcs.rel(h, d, 0);
+                let m = bp_i[at(s, t)] as usize;
+                stack.push((CR, s, m));
+                stack.push((CL, m + 1, t));
+            }
+            CR => {
+                let m = bp_r[at(s, t)] as usize;
+                stack.push((IR, s, m));
+                stack.push((CR, m, t));
+            }
+            _ => {
+                let m = bp_l[at(s, t)] as usize;
+                stack.push((CL, s, m));
+                stack.push((IL, m, t));
+            }
+        }
+    }
+    Tree { val: best, heads, rels }
 }

@@ -1,11 +1,16 @@
 //! Hashed arc features (McDonald, Crammer & Pereira 2005, "Online large-margin training of
 //! dependency parsers", Table 1, first-order templates) and the arc scores w·f(h, d, r).
 //!
-//! A feature is a template id combined with token atoms (`corpus.rs`), hashed into `n_features`
-//! buckets: word-level FNV-1a over the 64-bit atoms, MurmurHash3's finaliser, then Lemire's
-//! multiply-shift range reduction. Everything is deterministic (no random seed, no std
-//! `RandomState`). A labeled arc's features are the unlabeled arc features plus the labeled ones:
-//! f(h, d, r) = f_u(h, d) + f_l(h, d, r), so its score is s(h, d, r) = s_u(h, d) + s_l(h, d, r).
+//! A feature is a template id combined with token atoms (`corpus.rs`) into a 64-bit base —
+//! word-level FNV-1a over the atoms — hashed to a bucket of `n_features` (MurmurHash3's finaliser,
+//! then Lemire's multiply-shift range reduction). The conjunctions of a base are *offsets* from
+//! that bucket (wrapping around): for an unlabeled template, direction (offsets 0–1) and direction
+//! × distance bin (2–15); for a labeled template, the relation r (offset r). The weights a base
+//! touches are thus contiguous — one or two cache lines instead of one miss per conjunction or per
+//! relation — while distinct bases still land independently. Everything is deterministic (no
+//! random seed, no std `RandomState`). A labeled arc's features are the unlabeled arc features
+//! plus the labeled ones: f(h, d, r) = f_u(h, d) + f_l(h, d, r), so its score is
+//! s(h, d, r) = s_u(h, d) + s_l(h, d, r).
 //!
 //! Notation: for head h and dependent d (0 = the root), w = lower-cased form, l = lemma, p = UPOS,
 //! x = XPOS; p−1/p+1 the UPOS of the left/right neighbour (outside the sentence: boundary atoms).
@@ -44,9 +49,6 @@ fn mix(h: u64, x: u64) -> u64 {
 }
 
 // Tags separating the conjunction parts (arbitrary fixed constants).
-const DIR_TAG: u64 = 0x6469_7200_0000_0001;
-const DIST_TAG: u64 = 0x6469_7374_0000_0002;
-const REL_TAG: u64 = 0x7265_6c00_0000_0003;
 const BETWEEN_TEMPLATE: u64 = 24;
 const LABELED_BASE: u64 = 100;
 
@@ -61,10 +63,11 @@ pub struct Featurizer<'a> {
     after: u64,
 }
 
-/// The two conjunction tags of an arc: direction, and direction × distance bin.
+/// Offsets of the two conjunctions of an unlabeled template inside its block: direction
+/// (slots 0–1), direction × distance bin (slots 2–15).
 #[inline]
-fn arc_tags(dir: bool, bin: usize) -> (u64, u64) {
-    (mix(DIR_TAG, dir as u64), mix(mix(DIST_TAG, dir as u64), bin as u64))
+fn arc_tags(dir: bool, bin: usize) -> (usize, usize) {
+    (dir as usize, 2 + dir as usize * N_BINS + bin)
 }
 
 #[inline]
@@ -94,6 +97,17 @@ impl<'a> Featurizer<'a> {
     #[inline]
     pub fn index(&self, h: u64) -> usize {
         ((fmix64(h) as u128 * self.n_features as u128) >> 64) as usize
+    }
+
+    /// Bucket `off` of the block that starts at the hashed bucket of `h` (wrapping around).
+    #[inline]
+    pub fn slot(&self, h: u64, off: usize) -> usize {
+        let i = self.index(h) + off;
+        if i < self.n_features {
+            i
+        } else {
+            i % self.n_features
+        }
     }
 
     /// Atom of `field` at position `i` (0 = root, 1..=n tokens, outside = boundary atoms).
@@ -139,9 +153,9 @@ impl<'a> Featurizer<'a> {
 
     /// Emits a unigram base conjoined with both arc tags.
     #[inline]
-    fn emit_tagged(&self, b: u64, tags: (u64, u64), emit: &mut impl FnMut(usize)) {
-        emit(self.index(mix(b, tags.0)));
-        emit(self.index(mix(b, tags.1)));
+    fn emit_tagged(&self, b: u64, tags: (usize, usize), emit: &mut impl FnMut(usize)) {
+        emit(self.slot(b, tags.0));
+        emit(self.slot(b, tags.1));
     }
 
     /// Emits the unlabeled features of arc h → d that involve both ends: bigrams, surrounding
@@ -188,7 +202,7 @@ impl<'a> Featurizer<'a> {
             let (lo, hi_) = if h < d { (h, d) } else { (d, h) };
             for b in lo + 1..hi_ {
                 let bp = self.tok(Field::Upos, b as isize);
-                emit(self.index(mix(mix(b0, bp), tags.0)));
+                emit(self.slot(mix(b0, bp), tags.0));
             }
         }
     }
@@ -203,11 +217,6 @@ impl<'a> Featurizer<'a> {
             self.emit_tagged(b, tags, &mut emit);
         }
         self.uni_pair(h, d, emit);
-    }
-
-    #[inline]
-    fn rel_code(r: usize) -> u64 {
-        mix(REL_TAG, r as u64)
     }
 
     /// Base of the labeled template r·hp (conjoined with `dir`).
@@ -263,7 +272,7 @@ impl<'a> Featurizer<'a> {
     /// Bucket of a labeled template base conjoined with relation `r`.
     #[inline]
     pub fn lab_index(&self, base: u64, r: usize) -> usize {
-        self.index(mix(base, Self::rel_code(r)))
+        self.slot(base, r)
     }
 
     /// Emits the labeled features f_l(h, d, r).
@@ -312,6 +321,7 @@ pub struct ArcScorer<'a> {
     n_pos: usize,
     pair_row: Vec<u32>,
     pair: Vec<f64>,
+    finite: bool,
 }
 
 const UNSET: u32 = u32::MAX;
@@ -322,7 +332,7 @@ impl<'a> ArcScorer<'a> {
     pub fn new(f: Featurizer<'a>, w: &'a [f64], n_rel: usize) -> Self {
         let n = f.n();
         let nb = N_BINS;
-        let wsum = |f: &Featurizer<'_>, b: u64, tag: u64| w[f.index(mix(b, tag))];
+        let wsum = |f: &Featurizer<'_>, b: u64, off: usize| w[f.slot(b, off)];
         // unigram tables: [(pos * 2 + dir) * N_BINS + bin]
         let mut uni_head = vec![0.0; (n + 1) * 2 * nb];
         let mut uni_dep = vec![0.0; (n + 1) * 2 * nb];
@@ -356,6 +366,7 @@ impl<'a> ArcScorer<'a> {
             n_pos: 0,
             pair_row: Vec::new(),
             pair: Vec::new(),
+            finite: true,
         };
         if n_rel > 0 {
             s.build_labeled_tables();
@@ -406,6 +417,7 @@ impl<'a> ArcScorer<'a> {
                 }
             }
         }
+        self.finite = self.lab_head.iter().chain(&self.lab_dep).chain(&self.lab_dist).all(|v| v.is_finite());
         // sentence-local UPOS ids for the r·hp·dp cache
         let mut seen: Vec<u64> = Vec::new();
         self.pos_id = (0..=n)
@@ -430,6 +442,12 @@ impl<'a> ArcScorer<'a> {
         &self.f
     }
 
+    /// Are the per-sentence labeled tables finite? (Sums of finite weights overflow only for
+    /// weights near f64::MAX; the oracle then refuses the input.)
+    pub fn tables_finite(&self) -> bool {
+        self.finite
+    }
+
     /// s_u(h, d).
     #[inline]
     pub fn unlabeled(&self, h: usize, d: usize) -> f64 {
@@ -440,11 +458,45 @@ impl<'a> ArcScorer<'a> {
         s
     }
 
-    /// s_l(h, d, r) for every relation r, written into `out` (length `n_rel`).
+    /// The relation r ≠ `skip` maximising `sign · s_l(h, d, r)` (the first on ties) with its
+    /// s_l, and s_l(h, d, skip) when `skip < n_rel`. (The one-best fast path of the oracle.)
     #[inline]
-    pub fn labeled_into(&mut self, h: usize, d: usize, out: &mut [f64]) {
+    pub fn labeled_best(
+        &mut self,
+        h: usize,
+        d: usize,
+        sign: f64,
+        skip: usize,
+    ) -> (Option<(usize, f64)>, f64) {
         let nr = self.n_rel;
         let dir = (h < d) as usize;
+        let prow = self.pair_row(h, d, dir);
+        let prow = &self.pair[prow * nr..][..nr];
+        let hrow = &self.lab_head[(h * 2 + dir) * nr..][..nr];
+        let drow = &self.lab_dep[(d * 2 + dir) * nr..][..nr];
+        let brow = &self.lab_dist[(dir * N_BINS + dist_bin(h.abs_diff(d))) * nr..][..nr];
+        let mut best: Option<(usize, f64)> = None;
+        let mut bk = f64::NEG_INFINITY;
+        let mut gold = 0.0;
+        for r in 0..nr {
+            let x = hrow[r] + drow[r] + brow[r] + prow[r];
+            if r == skip {
+                gold = x;
+                continue;
+            }
+            let key = sign * x;
+            if best.is_none() || key > bk {
+                best = Some((r, x));
+                bk = key;
+            }
+        }
+        (best, gold)
+    }
+
+    /// Row of the r·hp·dp cache for arc h → d (filled on first use).
+    #[inline]
+    fn pair_row(&mut self, h: usize, d: usize, dir: usize) -> usize {
+        let nr = self.n_rel;
         let key = (self.pos_id[h] as usize * self.n_pos + self.pos_id[d] as usize) * 2 + dir;
         if self.pair_row[key] == UNSET {
             self.pair_row[key] = (self.pair.len() / nr.max(1)) as u32;
@@ -454,7 +506,16 @@ impl<'a> ArcScorer<'a> {
                 self.pair.push(v);
             }
         }
-        let prow = &self.pair[self.pair_row[key] as usize * nr..][..nr];
+        self.pair_row[key] as usize
+    }
+
+    /// s_l(h, d, r) for every relation r, written into `out` (length `n_rel`).
+    #[inline]
+    pub fn labeled_into(&mut self, h: usize, d: usize, out: &mut [f64]) {
+        let nr = self.n_rel;
+        let dir = (h < d) as usize;
+        let prow = self.pair_row(h, d, dir);
+        let prow = &self.pair[prow * nr..][..nr];
         let hrow = &self.lab_head[(h * 2 + dir) * nr..][..nr];
         let drow = &self.lab_dep[(d * 2 + dir) * nr..][..nr];
         let brow = &self.lab_dist[(dir * N_BINS + dist_bin(h.abs_diff(d))) * nr..][..nr];

@@ -209,57 +209,84 @@ impl Dependency {
         let mut scorer = ArcScorer::new(Featurizer::new(sent, self.n_features), w, nr);
         let mut table = ArcTable::new(n, kmax.min(nr.max(1)));
         let mut lab = vec![0.0; nr];
-        let eval = |o: &Objective, score: f64, loss: f64, ham: f64| {
-            o.margin * score + o.terms.loss * loss + o.terms.size + o.terms.hamming * ham
+        // A candidate's value is (a_p·score + b_p, a_s·score + b_s) where b depends only on the
+        // token's (loss, hamming): (1, 2) wrong head, (label_weight, 2) wrong relation, (0, 0).
+        let sec = secondary.copied().unwrap_or_default();
+        let offset = |loss: f64, ham: f64| {
+            let b = |o: &Objective| o.terms.loss * loss + o.terms.size + o.terms.hamming * ham;
+            (b(primary), b(&sec))
         };
-        let value = |score: f64, h: usize, d: usize, r: u32| -> Result<Val> {
-            let (loss, ham) = match gold {
-                Some(g) => {
-                    let gr = if nr > 0 { g.rels[d - 1] } else { 0 };
-                    self.token_terms(h as u32, r, g.heads[d - 1], gr)
-                }
-                None => (0.0, 0.0),
-            };
-            let v = Val::new(
-                eval(primary, score, loss, ham),
-                secondary.map_or(0.0, |o| eval(o, score, loss, ham)),
-            );
-            if !v.is_finite() {
-                return Err(Error::input(format!(
-                    "the value of arc {h} → {d} is not finite (score {score}); are the weights too large?"
-                )));
+        let (b_head, b_rel, b_ok) = (offset(1.0, 2.0), offset(self.label_weight, 2.0), offset(0.0, 0.0));
+        let (a_p, a_s) = (primary.margin, sec.margin);
+        let val = |score: f64, b: (f64, f64)| Val::new(a_p * score + b.0, a_s * score + b.1);
+        let sign = |a: f64| {
+            if a > 0.0 {
+                1.0
+            } else if a < 0.0 {
+                -1.0
+            } else {
+                0.0
             }
-            Ok(v)
         };
+        let sign = if a_p != 0.0 { sign(a_p) } else { sign(a_s) };
+        // every score is summed here: one finiteness check per sentence instead of per arc
+        let mut total = 0.0;
         for d in 1..=n {
+            let (gh, gr) = gold.map_or((u32::MAX, u32::MAX), |g| {
+                (g.heads[d - 1], if nr > 0 { g.rels[d - 1] } else { u32::MAX })
+            });
             for h in 0..=n {
                 if h == d {
                     continue;
                 }
                 let su = scorer.unlabeled(h, d);
+                total += su;
+                // offsets of relations other than the gold one, and of the gold relation
+                let (b_other, b_gold) = match gold {
+                    None => (b_ok, b_ok),
+                    Some(_) if h as u32 != gh => (b_head, b_head),
+                    Some(_) => (b_rel, b_ok),
+                };
                 if nr == 0 {
-                    let v = value(su, h, d, 0)?;
-                    table.offer(h, d, v, 0);
-                } else {
-                    scorer.labeled_into(h, d, &mut lab);
-                    if table.kmax() == 1 {
-                        // the common case: only the best relation of the arc matters
-                        let mut best = (value(su + lab[0], h, d, 0)?, 0);
-                        for (r, &sl) in lab.iter().enumerate().skip(1) {
-                            let v = value(su + sl, h, d, r as u32)?;
-                            if v.gt(&best.0) {
-                                best = (v, r as u32);
-                            }
-                        }
-                        table.offer(h, d, best.0, best.1);
-                    } else {
-                        for (r, &sl) in lab.iter().enumerate() {
-                            let v = value(su + sl, h, d, r as u32)?;
-                            table.offer(h, d, v, r as u32);
+                    table.offer(h, d, val(su, b_gold), 0);
+                    continue;
+                }
+                if table.kmax() == 1 {
+                    // The common case: only the best relation matters. Relations other than the
+                    // gold one share the offset b_other, so their best maximises
+                    // (a_p·s_l, a_s·s_l) lexicographically, i.e. sign·s_l for the sign of the
+                    // first non-zero of (a_p, a_s); the gold relation is then compared apart.
+                    let skip = if b_gold == b_other { usize::MAX } else { gr as usize };
+                    let (other, sl_gold) = scorer.labeled_best(h, d, sign, skip);
+                    let mut best = other.map(|(r, sl)| (val(su + sl, b_other), r as u32));
+                    if skip != usize::MAX {
+                        let g = val(su + sl_gold, b_gold);
+                        if best.is_none_or(|(b, _)| g.gt(&b)) {
+                            best = Some((g, gr));
                         }
                     }
+                    if let Some((v, r)) = best {
+                        // an overflowed score that could be chosen shows up here
+                        total += v.p + v.s;
+                        table.offer(h, d, v, r);
+                    }
+                } else {
+                    scorer.labeled_into(h, d, &mut lab);
+                    let b_of = |r: usize| if r as u32 == gr { b_gold } else { b_other };
+                    for (r, &sl) in lab.iter().enumerate() {
+                        table.offer(h, d, val(su + sl, b_of(r)), r as u32);
+                    }
+                    total += lab.iter().sum::<f64>();
                 }
             }
+        }
+        if !scorer.tables_finite() {
+            total = f64::NAN;
+        }
+        if !(total.is_finite() && (a_p * total).is_finite() && (a_s * total).is_finite()) {
+            return Err(Error::input(
+                "arc scores are not finite (overflow): are the weights too large?".to_string(),
+            ));
         }
         Ok(table)
     }

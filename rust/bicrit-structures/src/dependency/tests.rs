@@ -244,7 +244,9 @@ fn objective(rng: &mut Rng) -> (Objective, Option<Objective>) {
         let p = Objective { margin: 1.0, terms: Terms::default() };
         (p, Some(Objective { margin: 0.0, terms: Terms { loss: 1.0, ..Terms::default() } }))
     } else {
-        let p = Objective { margin: 1.0, terms: Terms { loss: lam, size, hamming: ham } };
+        // a negative margin coefficient (argmin of the score) is legal too
+        let margin = if rng.below(8) == 0 { -1.0 } else { 1.0 };
+        let p = Objective { margin, terms: Terms { loss: lam, size, hamming: ham } };
         (
             p,
             if rng.below(3) == 0 {

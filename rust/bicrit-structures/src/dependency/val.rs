@@ -39,14 +39,20 @@ impl Val {
     pub fn lex_cmp(&self, other: &Val) -> Ordering {
         self.root
             .cmp(&other.root)
-            .then(self.p.partial_cmp(&other.p).unwrap_or(Ordering::Equal))
-            .then(self.s.partial_cmp(&other.s).unwrap_or(Ordering::Equal))
+            .then_with(|| self.p.partial_cmp(&other.p).unwrap_or(Ordering::Equal))
+            .then_with(|| self.s.partial_cmp(&other.s).unwrap_or(Ordering::Equal))
     }
 
     /// Strictly greater under [`Val::lex_cmp`].
     #[inline]
     pub fn gt(&self, other: &Val) -> bool {
-        self.lex_cmp(other) == Ordering::Greater
+        if self.root != other.root {
+            self.root > other.root
+        } else if self.p != other.p {
+            self.p > other.p
+        } else {
+            self.s > other.s
+        }
     }
 
     /// Are both float components finite?
