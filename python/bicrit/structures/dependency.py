@@ -208,11 +208,18 @@ class Dependency(NativeStructure):
         sentences themselves. When ``relations`` was not given, they are learned from the gold
         relations: the sorted distinct names, or ``"0"…"R-1"`` when the relations are ints.
         """
-        sentences = list(X)
-        batch = _flatten(sentences)
+        if isinstance(X, SentenceBatch):
+            if Y is None:
+                raise InvalidInputError("a SentenceBatch carries no gold trees: pass Y")
+            batch = X
+        else:
+            sentences = list(X)
+            batch = _flatten(sentences)
         raw = self._raw_gold(sentences) if Y is None else list(Y)
-        if len(raw) != len(sentences):
-            raise InvalidInputError(f"X has {len(sentences)} sentences but Y has {len(raw)} labels")
+        if len(raw) != len(batch.lengths):
+            raise InvalidInputError(
+                f"X has {len(batch.lengths)} sentences but Y has {len(raw)} labels"
+            )
         if self.labeled and self.relations is None:
             names: set[Any] = set()
             for i, y in enumerate(raw):

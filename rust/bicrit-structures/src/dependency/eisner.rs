@@ -69,6 +69,7 @@ impl Ord for Cand {
 #[derive(Default)]
 struct Merger {
     heap: BinaryHeap<Cand>,
+    init: Vec<Cand>,
     out: Vec<Entry>,
 }
 
@@ -96,13 +97,21 @@ impl Merger {
             self.out.extend(best);
             return;
         }
-        self.heap.clear();
+        // Only the k best first elements of the hyperedges can be among the k pops (each of
+        // them is popped before any worse one), so select them in O(#edges) and heapify.
+        self.init.clear();
         for (m, lens) in edges {
             if lens.contains(&0) {
                 continue;
             }
-            self.heap.push(Cand { e: Entry { val: val(m, 0, 0, 0), m, i: 0, j: 0, l: 0 }, lens });
+            self.init.push(Cand { e: Entry { val: val(m, 0, 0, 0), m, i: 0, j: 0, l: 0 }, lens });
         }
+        if self.init.len() > k {
+            self.init.select_nth_unstable_by(k - 1, |a, b| b.cmp(a));
+            self.init.truncate(k);
+        }
+        self.heap.clear();
+        self.heap.extend(self.init.drain(..));
         while self.out.len() < k {
             let Some(c) = self.heap.pop() else { break };
             self.out.push(c.e);

@@ -493,6 +493,49 @@ impl<'a> ArcScorer<'a> {
         (best, gold)
     }
 
+    /// The `k` relations r ≠ `skip` with the largest `sign · s_l(h, d, r)` (best first, the
+    /// smaller r first on ties) with their s_l, into `out`; returns s_l(h, d, skip) (0 when
+    /// `skip ≥ n_rel`).
+    pub fn labeled_topk(
+        &mut self,
+        h: usize,
+        d: usize,
+        sign: f64,
+        skip: usize,
+        k: usize,
+        out: &mut Vec<(usize, f64)>,
+    ) -> f64 {
+        let nr = self.n_rel;
+        let dir = (h < d) as usize;
+        let prow = self.pair_row(h, d, dir);
+        let prow = &self.pair[prow * nr..][..nr];
+        let hrow = &self.lab_head[(h * 2 + dir) * nr..][..nr];
+        let drow = &self.lab_dep[(d * 2 + dir) * nr..][..nr];
+        let brow = &self.lab_dist[(dir * N_BINS + dist_bin(h.abs_diff(d))) * nr..][..nr];
+        out.clear();
+        let mut gold = 0.0;
+        for r in 0..nr {
+            let x = hrow[r] + drow[r] + brow[r] + prow[r];
+            if r == skip {
+                gold = x;
+                continue;
+            }
+            let key = sign * x;
+            if out.len() == k && key <= sign * out[k - 1].1 {
+                continue;
+            }
+            let mut pos = out.len();
+            while pos > 0 && key > sign * out[pos - 1].1 {
+                pos -= 1;
+            }
+            if out.len() == k {
+                out.pop();
+            }
+            out.insert(pos, (r, x));
+        }
+        gold
+    }
+
     /// Row of the r·hp·dp cache for arc h → d (filled on first use).
     #[inline]
     fn pair_row(&mut self, h: usize, d: usize, dir: usize) -> usize {

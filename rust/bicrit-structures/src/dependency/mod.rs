@@ -208,7 +208,7 @@ impl Dependency {
         let nr = self.n_relations;
         let mut scorer = ArcScorer::new(Featurizer::new(sent, self.n_features), w, nr);
         let mut table = ArcTable::new(n, kmax.min(nr.max(1)));
-        let mut lab = vec![0.0; nr];
+        let mut top = Vec::with_capacity(kmax.min(nr) + 1);
         // A candidate's value is (a_p·score + b_p, a_s·score + b_s) where b depends only on the
         // token's (loss, hamming): (1, 2) wrong head, (label_weight, 2) wrong relation, (0, 0).
         let sec = secondary.copied().unwrap_or_default();
@@ -271,12 +271,20 @@ impl Dependency {
                         table.offer(h, d, v, r);
                     }
                 } else {
-                    scorer.labeled_into(h, d, &mut lab);
-                    let b_of = |r: usize| if r as u32 == gr { b_gold } else { b_other };
-                    for (r, &sl) in lab.iter().enumerate() {
-                        table.offer(h, d, val(su + sl, b_of(r)), r as u32);
+                    // k-best: the best kmax relations other than the gold one (same order
+                    // argument as above), plus the gold relation
+                    let skip = if b_gold == b_other { usize::MAX } else { gr as usize };
+                    let sl_gold = scorer.labeled_topk(h, d, sign, skip, table.kmax(), &mut top);
+                    for &(r, sl) in &top {
+                        let v = val(su + sl, b_other);
+                        total += v.p + v.s;
+                        table.offer(h, d, v, r as u32);
                     }
-                    total += lab.iter().sum::<f64>();
+                    if skip != usize::MAX {
+                        let v = val(su + sl_gold, b_gold);
+                        total += v.p + v.s;
+                        table.offer(h, d, v, gr);
+                    }
                 }
             }
         }
