@@ -31,21 +31,27 @@ Loss and terms
 
 Features
     ``n_features`` hashed buckets (deterministic FNV-1a/Murmur hashing of the token strings; the
-    same string always gets the same buckets). Unlabeled arc templates after McDonald, Crammer &
-    Pereira (2005): word/lemma/UPOS/XPOS of head and dependent, their conjunctions, the UPOS of
-    their ±1 neighbours, UPOS of the tokens between head and dependent for spans ≤ 6, each
-    conjoined with the direction and with direction × binned distance (1, 2, 3, 4, 5, 6–10, 11+).
-    Labeled templates conjoin the relation with direction and: nothing, the distance bin, head
-    UPOS/form/lemma, dependent UPOS/XPOS/form/lemma, head × dependent UPOS. The full list is in
-    ``features.rs``.
+    same string always gets the same buckets, in any process). Unlabeled arc templates after
+    McDonald, Crammer & Pereira (2005): word (lower-cased) / lemma / UPOS / XPOS of head and
+    dependent and their conjunctions, the UPOS of their ±1 neighbours, and the UPOS of each token
+    between head and dependent for spans ≤ 6; each conjoined with the direction and with direction
+    × binned distance (1, 2, 3, 4, 5, 6–10, 11+). Labeled templates conjoin the relation with:
+    direction, direction × distance bin, direction × head UPOS, head form, head lemma, direction ×
+    dependent UPOS, direction × dependent XPOS, dependent form, dependent lemma, direction × head
+    UPOS × dependent UPOS. The conjunctions of one template instance (the directions and distance
+    bins, or the relations) occupy consecutive buckets from its hashed bucket, so scoring an arc
+    touches few cache lines. The full list is in ``rust/…/dependency/features.rs``.
 
 Oracles
     The objective decomposes per token, so each arc's relation is chosen independently given its
     head (exact for every coefficient sign and for the lexicographic λ = 0 / ∞ queries), and the
     tree search runs on per-arc label candidates. ``projective=True``: Eisner's algorithm with
-    Huang & Chiang k-best lists; ``projective=False``: Chu–Liu–Edmonds with Lawler's k-best
-    partitioning. ``predict_one`` uses the same decoder. Ban lists are exact for both (the k best
-    non-banned trees are among the k + |ban| best). No cone (constrained λ-oracle).
+    Huang & Chiang k-best lists; ``projective=False``: Chu–Liu–Edmonds (single root by a
+    lexicographic root penalty) with Lawler's k-best partitioning. ``predict_one`` uses the same
+    decoder. Ban lists are exact for both (the k best non-banned trees are among the k + |ban|
+    best). Answers of equal value come in an unspecified but deterministic order. No cone
+    (constrained λ-oracle). Costs: Eisner O(n³) (k-best O(n³ + n²k log k)), Chu–Liu–Edmonds
+    O(n²) per contraction level; Lawler's k-best solves about n subproblems per extra tree.
 """
 
 from __future__ import annotations
@@ -206,7 +212,8 @@ class Dependency(NativeStructure):
 
         ``Y`` holds one label per sentence; ``None`` takes ``heads`` and ``deprels`` from the
         sentences themselves. When ``relations`` was not given, they are learned from the gold
-        relations: the sorted distinct names, or ``"0"…"R-1"`` when the relations are ints.
+        relations (the sorted distinct names, or ``"0"…"R-1"`` when the relations are ints) and
+        stay fixed afterwards: a later ``initialize`` with an unseen relation is an error.
         """
         if isinstance(X, SentenceBatch):
             if Y is None:

@@ -332,12 +332,12 @@ fn check_structure(projective: bool, cases: usize, seed: u64) {
 
 #[test]
 fn projective_oracle_equals_enumeration() {
-    check_structure(true, 400, 11);
+    check_structure(true, 1500, 11);
 }
 
 #[test]
 fn nonprojective_oracle_equals_enumeration() {
-    check_structure(false, 400, 12);
+    check_structure(false, 1500, 12);
 }
 
 #[test]
