@@ -99,14 +99,31 @@ impl Merger {
         }
         // Only the k best first elements of the hyperedges can be among the k pops (each of
         // them is popped before any worse one), so select them in O(#edges) and heapify.
+        // For small k a sorted buffer with a rejection threshold is cheapest; otherwise select.
         self.init.clear();
+        let small = k <= 16;
         for (m, lens) in edges {
             if lens.contains(&0) {
                 continue;
             }
-            self.init.push(Cand { e: Entry { val: val(m, 0, 0, 0), m, i: 0, j: 0, l: 0 }, lens });
+            let c = Cand { e: Entry { val: val(m, 0, 0, 0), m, i: 0, j: 0, l: 0 }, lens };
+            if !small {
+                self.init.push(c);
+                continue;
+            }
+            if self.init.len() == k && c <= self.init[k - 1] {
+                continue;
+            }
+            let mut pos = self.init.len();
+            while pos > 0 && c > self.init[pos - 1] {
+                pos -= 1;
+            }
+            if self.init.len() == k {
+                self.init.pop();
+            }
+            self.init.insert(pos, c);
         }
-        if self.init.len() > k {
+        if !small && self.init.len() > k {
             self.init.select_nth_unstable_by(k - 1, |a, b| b.cmp(a));
             self.init.truncate(k);
         }

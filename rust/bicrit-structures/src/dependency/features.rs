@@ -322,6 +322,7 @@ pub struct ArcScorer<'a> {
     pair_row: Vec<u32>,
     pair: Vec<f64>,
     finite: bool,
+    scratch: Vec<f64>,
 }
 
 const UNSET: u32 = u32::MAX;
@@ -367,6 +368,7 @@ impl<'a> ArcScorer<'a> {
             pair_row: Vec::new(),
             pair: Vec::new(),
             finite: true,
+            scratch: Vec::new(),
         };
         if n_rel > 0 {
             s.build_labeled_tables();
@@ -508,20 +510,20 @@ impl<'a> ArcScorer<'a> {
         let nr = self.n_rel;
         let dir = (h < d) as usize;
         let prow = self.pair_row(h, d, dir);
-        let prow = &self.pair[prow * nr..][..nr];
-        let hrow = &self.lab_head[(h * 2 + dir) * nr..][..nr];
-        let drow = &self.lab_dep[(d * 2 + dir) * nr..][..nr];
-        let brow = &self.lab_dist[(dir * N_BINS + dist_bin(h.abs_diff(d))) * nr..][..nr];
+        let mut xs = std::mem::take(&mut self.scratch);
+        xs.clear();
+        {
+            let prow = &self.pair[prow * nr..][..nr];
+            let hrow = &self.lab_head[(h * 2 + dir) * nr..][..nr];
+            let drow = &self.lab_dep[(d * 2 + dir) * nr..][..nr];
+            let brow = &self.lab_dist[(dir * N_BINS + dist_bin(h.abs_diff(d))) * nr..][..nr];
+            xs.extend((0..nr).map(|r| hrow[r] + drow[r] + brow[r] + prow[r]));
+        }
         out.clear();
-        let mut gold = 0.0;
-        for r in 0..nr {
-            let x = hrow[r] + drow[r] + brow[r] + prow[r];
-            if r == skip {
-                gold = x;
-                continue;
-            }
+        let mut thr = f64::NEG_INFINITY; // key of the k-th kept relation once `out` is full
+        for (r, &x) in xs.iter().enumerate() {
             let key = sign * x;
-            if out.len() == k && key <= sign * out[k - 1].1 {
+            if r == skip || (out.len() == k && key <= thr) {
                 continue;
             }
             let mut pos = out.len();
@@ -532,7 +534,12 @@ impl<'a> ArcScorer<'a> {
                 out.pop();
             }
             out.insert(pos, (r, x));
+            if out.len() == k {
+                thr = sign * out[k - 1].1;
+            }
         }
+        let gold = if skip < nr { xs[skip] } else { 0.0 };
+        self.scratch = xs;
         gold
     }
 

@@ -411,3 +411,34 @@ fn bad_input_is_an_error() {
     let big = TermQuery { k: 1 << 20, ..TermQuery::loss_augmented(1.0) };
     assert!(s.oracle(&w, &data, 0, &gold, &big).unwrap_err().to_string().contains("too large"));
 }
+
+#[test]
+fn eisner_large_k_agrees_with_small_k_on_long_sentences() {
+    // k > 16 takes the selection path of the k-best merge; its lists must extend the k ≤ 16 ones
+    // (values in the same order), hold distinct valid projective trees and claim true values.
+    let mut rng = Rng(99);
+    for _ in 0..20 {
+        let n = 18 + rng.below(6);
+        let nr = 1 + rng.below(3);
+        let lex = rng.below(2) == 0;
+        let (table, values) = random_table(&mut rng, n, nr, 24, lex);
+        let big = eisner_kbest(&table, 24);
+        let small = eisner_kbest(&table, 16);
+        assert_eq!(big.len(), 24);
+        let vb: Vec<Val> = big.iter().map(|t| t.val).collect();
+        let vs: Vec<Val> = small.iter().map(|t| t.val).collect();
+        assert_eq!(&vb[..16], &vs[..]);
+        assert!(vb.windows(2).all(|p| !p[1].gt(&p[0])));
+        let mut seen = HashSet::new();
+        for t in &big {
+            check_tree(&t.heads).unwrap();
+            assert!(is_projective(&t.heads));
+            let mut v = Val::ZERO;
+            for d in 1..=n {
+                v = v + values[(t.heads[d - 1] as usize * (n + 1) + d) * nr + t.rels[d - 1] as usize];
+            }
+            assert_eq!(v, t.val);
+            assert!(seen.insert((t.heads.clone(), t.rels.clone())));
+        }
+    }
+}
