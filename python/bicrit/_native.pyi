@@ -102,3 +102,11 @@ def hierarchy_batch_oracle_scores(
 ) -> list[list[tuple[Any, float, dict[str, float]]]]: ...
 
 # --- end hierarchy structure ---------------------------------------------------------------------
+# --- structures: dependency ---------------------------------------------------------------------
+def dependency_structure(
+    n_features: int, projective: bool, labeled: bool, n_relations: int, label_weight: float
+) -> object:
+    """The native ``dependency`` structure (a ``NativeStructure``); see
+    ``bicrit.structures.dependency``."""
+
+# --- end structures: dependency -----------------------------------------------------------------

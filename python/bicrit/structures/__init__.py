@@ -11,6 +11,7 @@ from typing import Any
 from bicrit.registry import Registrar
 from bicrit.structures.base import TERMS, Answer, Cone, Structure
 from bicrit.structures.chain import Chain
+from bicrit.structures.dependency import Dependency
 from bicrit.structures.hierarchy import HierarchyStructure
 from bicrit.structures.multiclass import Multiclass
 
@@ -19,6 +20,7 @@ __all__ = [
     "Answer",
     "Chain",
     "Cone",
+    "Dependency",
     "HierarchyStructure",
     "Multiclass",
     "Structure",
@@ -57,5 +59,13 @@ def register_builtins(registry: Registrar) -> None:
             "Hamming; tree DP, min-cut, LP + integer program"
         ),
         # cones: multilabel=False only (the instance's .capabilities is exact)
+        capabilities={"ban": True, "kbest": True, "cone": False, "relaxed": False},
+    )
+    registry.add_structure(
+        "dependency",
+        Dependency,
+        description="arc-factored dependency trees with labeled arcs, hashed arc features, "
+        "head + label Hamming loss; projective Eisner or non-projective Chu-Liu-Edmonds, "
+        "both with k-best lists and ban lists",
         capabilities={"ban": True, "kbest": True, "cone": False, "relaxed": False},
     )

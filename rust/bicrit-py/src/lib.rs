@@ -52,5 +52,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(structures::hierarchy::hierarchy_relaxation, m)?)?;
     m.add_function(wrap_pyfunction!(structures::hierarchy::hierarchy_closure, m)?)?;
     m.add_function(wrap_pyfunction!(structures::hierarchy::hierarchy_batch_oracle_scores, m)?)?;
+    m.add_function(wrap_pyfunction!(structures::dependency::dependency_structure, m)?)?;
     Ok(())
 }

@@ -5,12 +5,14 @@
 
 pub mod adapter;
 pub mod chain;
+pub mod dependency;
 pub mod hierarchy;
 pub mod multiclass;
 pub mod select;
 
 pub use adapter::StructureOracle;
 pub use chain::{Chain, ChainData, ChainLoss, TagScheme};
+pub use dependency::{DepLabel, Dependency};
 pub use hierarchy::HierarchyStructure;
 pub use multiclass::Multiclass;
 

@@ -8,6 +8,7 @@
 //! `#[pyfunction]` in its own file, and register that function in `lib.rs`.
 
 pub mod chain;
+pub mod dependency;
 pub mod hierarchy;
 pub mod multiclass;
 pub mod python;
@@ -15,7 +16,7 @@ pub mod python;
 use std::sync::Arc;
 
 use bicrit_core::{Cone, Objective, Terms};
-use bicrit_structures::{Chain, HierarchyStructure, Multiclass, Scored, Structure, TermQuery};
+use bicrit_structures::{Chain, Dependency, HierarchyStructure, Multiclass, Scored, Structure, TermQuery};
 use numpy::PyReadonlyArray1;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
@@ -55,6 +56,8 @@ pub enum AnyStructure {
     Chain(Chain),
     /// `hierarchy`.
     Hierarchy(Box<HierarchyStructure>),
+    /// `dependency`.
+    Dependency(Dependency),
 }
 
 /// Runs `$body` with `$s` bound to the concrete structure inside an [`AnyStructure`].
@@ -69,6 +72,7 @@ macro_rules! dispatch {
                 let $s = &**$s;
                 $body
             }
+            $crate::structures::AnyStructure::Dependency($s) => $body,
         }
     };
 }
