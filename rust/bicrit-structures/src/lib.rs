@@ -5,10 +5,12 @@
 
 pub mod adapter;
 pub mod multiclass;
+pub mod multilabel;
 pub mod select;
 
 pub use adapter::StructureOracle;
 pub use multiclass::Multiclass;
+pub use multilabel::{MlLabel, Multilabel};
 
 use bicrit_core::{Capabilities, Cone, Objective, Result, SparseVec, Terms};
 

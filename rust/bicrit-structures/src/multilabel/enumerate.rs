@@ -1,0 +1,189 @@
+//! Exact mode: enumeration of all 2^K labels in Gray-code order with incremental scores.
+//!
+//! Consecutive labels differ in one bit k, so the score changes by θ_k plus the change of the
+//! weights of k's edges (O(deg k) per label), and the loss and size by ±1. The query semantics are
+//! those of [`crate::select::select_best`]: ban list, cone in (1 + m, L) coordinates, k best with a
+//! lexicographic tie-break by the secondary objective, remaining ties in enumeration order (Gray
+//! order, starting from the empty label).
+//!
+//! Floating-point drift. Incremental sums drift by a few ulps of the score scale after many flips,
+//! which would turn exact ties (decided by the secondary objective) into arbitrary ones. So the
+//! incremental value only *screens* labels: a label within a tolerance of the current k-th best
+//! (and within a tolerance of the cone) is re-scored from scratch in a fixed order
+//! ([`Scores::score_bits`]), and all comparisons between kept labels use those exact values.
+
+use bicrit_core::{Cone, Objective};
+
+use super::energy::Scores;
+
+/// Coefficients of an objective on (score, loss, size): `margin·(S − S_gold) + loss·L + size·|y|`.
+#[derive(Clone, Copy, Debug)]
+struct Coef {
+    margin: f64,
+    loss: f64,
+    size: f64,
+}
+
+impl Coef {
+    fn of(o: &Objective) -> Self {
+        Coef { margin: o.margin, loss: o.terms.loss + o.terms.hamming, size: o.terms.size }
+    }
+    fn value(&self, m: f64, loss: f64, size: f64) -> f64 {
+        self.margin * m + self.loss * loss + self.size * size
+    }
+}
+
+/// One query over the enumerated labels.
+pub(crate) struct EnumQuery<'a> {
+    pub primary: Objective,
+    pub secondary: Option<Objective>,
+    /// Banned labels as bit masks, sorted.
+    pub ban: &'a [u32],
+    pub k: usize,
+    pub cone: Option<Cone>,
+}
+
+/// A label kept by the enumeration, with its exact values.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Found {
+    pub mask: u32,
+    /// m(y) = S(y) − S(y_true).
+    pub margin: f64,
+    pub loss: f64,
+    pub size: f64,
+    p: f64,
+    q: f64,
+}
+
+/// Beyond this k the kept list is collected whole and sorted instead of maintained by insertion.
+const SORT_ALL_K: usize = 256;
+
+/// The `q.k` best labels (best first) over {0,1}^K for gold label `gold` (a bit mask).
+pub(crate) fn enumerate(s: &Scores<'_>, gold: u32, q: &EnumQuery<'_>) -> Vec<Found> {
+    let n_nodes = s.n_nodes();
+    debug_assert!(n_nodes <= 31);
+    // adjacency: for node k, (j, Δ when y_k: 0 → 1 with y_j = 0, same with y_j = 1)
+    let mut start = vec![0usize; n_nodes + 1];
+    for &(i, j) in s.edges {
+        start[i + 1] += 1;
+        start[j + 1] += 1;
+    }
+    for k in 0..n_nodes {
+        start[k + 1] += start[k];
+    }
+    let mut fill = start.clone();
+    let mut adj = vec![(0u32, 0.0f64, 0.0f64); start[n_nodes]];
+    for (e, &(i, j)) in s.edges.iter().enumerate() {
+        let [w00, w01, w10, w11] = s.w(e);
+        // flipping i (first endpoint) with y_j = b: W[1b] − W[0b]
+        adj[fill[i]] = (j as u32, w10 - w00, w11 - w01);
+        fill[i] += 1;
+        // flipping j (second endpoint) with y_i = a: W[a1] − W[a0]
+        adj[fill[j]] = (i as u32, w01 - w00, w11 - w10);
+        fill[j] += 1;
+    }
+
+    let bit = |mask: u32, k: usize| ((mask >> k) & 1) as usize;
+    let exact_score = |mask: u32| s.score_bits(|k| bit(mask, k));
+    let gold_score = exact_score(gold);
+    let prim = Coef::of(&q.primary);
+    let sec = q.secondary.as_ref().map(Coef::of);
+
+    // Drift tolerance of the incremental score (absolute), and of the primary value.
+    let scale = s.theta.iter().map(|t| t.abs()).sum::<f64>()
+        + s.pair.chunks(4).map(|w| w.iter().fold(0.0f64, |m, v| m.max(v.abs()))).sum::<f64>()
+        + gold_score.abs();
+    let tol_s = 1e-9 * (1.0 + scale);
+    let tol_p = prim.margin.abs() * tol_s;
+
+    let sort_all = q.k > SORT_ALL_K;
+    let mut kept: Vec<Found> = Vec::with_capacity(if sort_all { 1024 } else { q.k + 1 });
+
+    let consider = |mask: u32, s_inc: f64, loss: f64, size: f64, kept: &mut Vec<Found>| {
+        let m_inc = s_inc - gold_score;
+        let p_inc = prim.value(m_inc, loss, size);
+        if !sort_all && kept.len() == q.k && p_inc < kept[q.k - 1].p - tol_p {
+            return;
+        }
+        if let Some(c) = &q.cone {
+            // screen with a widened cone, decide exactly below
+            let h = 1.0 + m_inc;
+            let slack = tol_s * (1.0 + c.lo.abs() + if c.hi.is_finite() { c.hi.abs() } else { 0.0 });
+            if c.lo * h > loss + slack || (c.hi.is_finite() && loss > c.hi * h + slack) {
+                return;
+            }
+        }
+        if !q.ban.is_empty() && q.ban.binary_search(&mask).is_ok() {
+            return;
+        }
+        let margin = exact_score(mask) - gold_score;
+        if let Some(c) = &q.cone {
+            if !c.contains(1.0 + margin, loss) {
+                return;
+            }
+        }
+        let p = prim.value(margin, loss, size);
+        let qv = sec.map_or(0.0, |c| c.value(margin, loss, size));
+        let f = Found { mask, margin, loss, size, p, q: qv };
+        if sort_all {
+            kept.push(f);
+            return;
+        }
+        // insert after every kept label that is at least as good (stable: enumeration order)
+        let pos = kept.partition_point(|o| o.p > p || (o.p == p && o.q >= qv));
+        if pos < q.k {
+            kept.insert(pos, f);
+            kept.truncate(q.k);
+        }
+    };
+
+    let gold_ones = gold.count_ones() as f64;
+    let mut mask = 0u32;
+    let mut score = exact_score(0);
+    let mut loss = gold_ones;
+    let mut size = 0.0;
+    consider(mask, score, loss, size, &mut kept);
+    let total: u64 = 1u64 << n_nodes;
+    for step in 1..total {
+        let k = step.trailing_zeros() as usize;
+        let mut delta = s.theta[k];
+        for &(j, d0, d1) in &adj[start[k]..start[k + 1]] {
+            delta += if (mask >> j) & 1 == 1 { d1 } else { d0 };
+        }
+        let g = (gold >> k) & 1 == 1;
+        if (mask >> k) & 1 == 0 {
+            mask |= 1 << k;
+            score += delta;
+            size += 1.0;
+            loss += if g { -1.0 } else { 1.0 };
+        } else {
+            mask &= !(1 << k);
+            score -= delta;
+            size -= 1.0;
+            loss += if g { 1.0 } else { -1.0 };
+        }
+        consider(mask, score, loss, size, &mut kept);
+    }
+    if sort_all {
+        // stable: equal keys keep enumeration order
+        kept.sort_by(|a, b| {
+            b.p.partial_cmp(&a.p)
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then(b.q.partial_cmp(&a.q).unwrap_or(std::cmp::Ordering::Equal))
+        });
+        kept.truncate(q.k);
+    }
+    kept
+}
+
+/// argmax of the score (predict in exact mode); ties go to the first label in Gray order.
+pub(crate) fn argmax(s: &Scores<'_>) -> u32 {
+    let q = EnumQuery {
+        primary: Objective { margin: 1.0, ..Objective::default() },
+        secondary: None,
+        ban: &[],
+        k: 1,
+        cone: None,
+    };
+    enumerate(s, 0, &q)[0].mask
+}
