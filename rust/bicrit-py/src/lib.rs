@@ -45,5 +45,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // structures
     m.add_class::<structures::NativeStructure>()?;
     m.add_function(wrap_pyfunction!(structures::multiclass::multiclass_structure, m)?)?;
+    m.add_function(wrap_pyfunction!(structures::multilabel::multilabel_structure, m)?)?;
+    m.add_function(wrap_pyfunction!(structures::multilabel::multilabel_chow_liu, m)?)?;
     Ok(())
 }

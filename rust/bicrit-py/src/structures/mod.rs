@@ -8,11 +8,12 @@
 //! `#[pyfunction]` in its own file, and register that function in `lib.rs`.
 
 pub mod multiclass;
+pub mod multilabel;
 
 use std::sync::Arc;
 
 use bicrit_core::{Cone, Objective, Terms};
-use bicrit_structures::{Multiclass, Scored, Structure, TermQuery};
+use bicrit_structures::{Multiclass, Multilabel, Scored, Structure, TermQuery};
 use numpy::PyReadonlyArray1;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
@@ -46,6 +47,8 @@ pub trait BindStructure: Structure + Sized {
 pub enum AnyStructure {
     /// `multiclass`.
     Multiclass(Multiclass),
+    /// `multilabel`.
+    Multilabel(Multilabel),
 }
 
 /// Runs `$body` with `$s` bound to the concrete structure inside an [`AnyStructure`].
@@ -54,6 +57,7 @@ macro_rules! dispatch {
     ($any:expr, $s:ident => $body:expr) => {
         match $any {
             $crate::structures::AnyStructure::Multiclass($s) => $body,
+            $crate::structures::AnyStructure::Multilabel($s) => $body,
         }
     };
 }

@@ -32,15 +32,25 @@ pub(crate) enum LpResult {
 
 /// Maximises `objective` over the local polytope intersected with `rows`.
 ///
-/// The interior-point method can stop with a numerical error when the rows leave an empty or a
-/// lower-dimensional feasible set (e.g. a cone of a single slope that only the gold label's
-/// point touches). Then a phase-1 LP decides: maximise t with `form(x) + t ≤ rhs` for every row
+/// With extra rows the interior-point method is not trusted on its own: it can stop with a
+/// numerical error, or claim infeasibility or optimality wrongly, when the rows leave an empty, a
+/// lower-dimensional or a very thin feasible set (a cone whose open end grazes the polytope).
+/// Whenever it fails, reports infeasibility, or returns a point that breaks a row by more than
+/// 1e-6 (relative), a phase-1 LP decides: maximise t with `form(x) + t ≤ rhs` for every row
 /// (t ≤ 1). If t* < −[`PHASE1_TOLERANCE`] the rows are infeasible; otherwise the LP is solved again
 /// with every row relaxed by [`PHASE1_TOLERANCE`]·(1 + |rhs|) (answers then satisfy the rows up to
 /// that, which is below the strict-end slack δ).
 pub(crate) fn solve(edges: &[(usize, usize)], objective: &LinForm, rows: &[Row]) -> Result<LpResult> {
     let first = solve_once(edges, objective, rows, None)?;
-    if rows.is_empty() || !matches!(first, Attempt::Failed(_)) {
+    let trusted = match &first {
+        Attempt::Failed(_) => false,
+        // clarabel has reported thin but feasible cone slivers as infeasible: confirm by phase 1
+        Attempt::Done(LpResult::Infeasible) => false,
+        // an "optimal" point that breaks a row means the solver lost its way (seen on empty cones)
+        Attempt::Done(LpResult::Optimal { mu, z }) => rows.iter().all(|r| row_holds(r, mu, z)),
+        _ => true,
+    };
+    if rows.is_empty() || trusted {
         return first.into_result();
     }
     // phase 1: maximise the common slack t of all rows
@@ -59,6 +69,13 @@ pub(crate) fn solve(edges: &[(usize, usize)], objective: &LinForm, rows: &[Row])
         .map(|r| Row { form: r.form.clone(), rhs: r.rhs + PHASE1_TOLERANCE * (1.0 + r.rhs.abs()) })
         .collect();
     solve_once(edges, objective, &relaxed, None)?.into_result()
+}
+
+/// Does the raw solver point satisfy `row` up to 1e-6 relative to the row's size?
+fn row_holds(row: &Row, mu: &[f64], z: &[f64]) -> bool {
+    let z0: Vec<f64> = z.iter().map(|v| if v.is_nan() { 0.0 } else { *v }).collect();
+    let size: f64 = row.form.node.iter().chain(&row.form.edge).map(|c| c.abs()).sum::<f64>() + row.rhs.abs();
+    row.form.eval(mu, &z0) <= row.rhs + 1e-6 * (1.0 + size)
 }
 
 /// Tolerance of the phase-1 feasibility decision and of the row relaxation after it.

@@ -200,7 +200,12 @@ pub(crate) fn oracle(
         }
     }
 
-    // LP path
+    // LP path; a cone of one slope with an open end is empty
+    if let Some(c) = &q.cone {
+        if c.lo > c.hi || (c.lo == c.hi && !(c.lo_closed && c.hi_closed)) {
+            return Ok(None);
+        }
+    }
     let mut rows = match &q.cone {
         Some(c) => cone_rows(&forms, c),
         None => Vec::new(),
