@@ -75,7 +75,7 @@ def problems(draw: st.DrawFn) -> dict:
     )
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=1000, deadline=None)
 @given(problems())
 def test_exact_oracle_equals_brute_force(p: dict) -> None:
     s = p["s"]

@@ -83,7 +83,7 @@ def check_relaxed_label(s, a, K: int) -> None:
         assert a.label.shape == (K,) and set(np.unique(a.label)) <= {0, 1}
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(instances())
 def test_relaxed_values_equal_linprog(p: dict) -> None:
     coef, margin_coef, tiebreak = QUERIES[p["query"]]

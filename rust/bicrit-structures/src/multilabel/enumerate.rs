@@ -1,7 +1,9 @@
 //! Exact mode: enumeration of all 2^K labels in Gray-code order with incremental scores.
 //!
-//! Consecutive labels differ in one bit k, so the score changes by θ_k plus the change of the
-//! weights of k's edges (O(deg k) per label), and the loss and size by ±1. The query semantics are
+//! Consecutive labels differ in one bit k. Each label keeps the *gain* of flipping each bit up
+//! (θ_k plus what k's edges gain, given the neighbours' current values): the score changes by
+//! ±gain_k, every neighbour's gain by ±c_e (the edge's interaction w11 − w10 − w01 + w00), the
+//! loss and size by ±1 — O(deg k) branch-free work per label. The query semantics are
 //! those of [`crate::select::select_best`]: ban list, cone in (1 + m, L) coordinates, k best with a
 //! lexicographic tie-break by the secondary objective, remaining ties in enumeration order (Gray
 //! order, starting from the empty label).
@@ -55,32 +57,29 @@ pub(crate) struct Found {
     q: f64,
 }
 
+/// Width of the dense interaction rows: the largest K enumerated ([`super::MAX_EXACT_LABELS`]).
+const LANES: usize = super::MAX_EXACT_LABELS;
+
 /// Beyond this k the kept list is collected whole and sorted instead of maintained by insertion.
 const SORT_ALL_K: usize = 256;
 
 /// The `q.k` best labels (best first) over {0,1}^K for gold label `gold` (a bit mask).
 pub(crate) fn enumerate(s: &Scores<'_>, gold: u32, q: &EnumQuery<'_>) -> Vec<Found> {
     let n_nodes = s.n_nodes();
-    debug_assert!(n_nodes <= 31);
-    // adjacency: for node k, (j, Δ when y_k: 0 → 1 with y_j = 0, same with y_j = 1)
-    let mut start = vec![0usize; n_nodes + 1];
-    for &(i, j) in s.edges {
-        start[i + 1] += 1;
-        start[j + 1] += 1;
-    }
-    for k in 0..n_nodes {
-        start[k + 1] += start[k];
-    }
-    let mut fill = start.clone();
-    let mut adj = vec![(0u32, 0.0f64, 0.0f64); start[n_nodes]];
+    assert!(n_nodes <= LANES, "enumeration is limited to {LANES} labels");
+    // dense interaction rows (K ≤ 16): inter[k][j] = c_e = w11 − w10 − w01 + w00 of edge {k, j}
+    let mut inter = vec![[0.0f64; LANES]; n_nodes];
+    // gain[k]: score change when y_k goes 0 → 1 with the other labels as they are; at y = 0 it is
+    // θ_k + Σ_e (w_e[1·0] − w_e[0·0]) over k's edges
+    let mut gain = [0.0f64; LANES];
+    gain[..n_nodes].copy_from_slice(&s.theta);
     for (e, &(i, j)) in s.edges.iter().enumerate() {
         let [w00, w01, w10, w11] = s.w(e);
-        // flipping i (first endpoint) with y_j = b: W[1b] − W[0b]
-        adj[fill[i]] = (j as u32, w10 - w00, w11 - w01);
-        fill[i] += 1;
-        // flipping j (second endpoint) with y_i = a: W[a1] − W[a0]
-        adj[fill[j]] = (i as u32, w01 - w00, w11 - w10);
-        fill[j] += 1;
+        let c = w11 - w10 - w01 + w00;
+        inter[i][j] += c;
+        inter[j][i] += c;
+        gain[i] += w10 - w00;
+        gain[j] += w01 - w00;
     }
 
     let bit = |mask: u32, k: usize| ((mask >> k) & 1) as usize;
@@ -99,12 +98,9 @@ pub(crate) fn enumerate(s: &Scores<'_>, gold: u32, q: &EnumQuery<'_>) -> Vec<Fou
     let sort_all = q.k > SORT_ALL_K;
     let mut kept: Vec<Found> = Vec::with_capacity(if sort_all { 1024 } else { q.k + 1 });
 
+    // called for labels whose incremental primary value is not below the current threshold
     let consider = |mask: u32, s_inc: f64, loss: f64, size: f64, kept: &mut Vec<Found>| {
         let m_inc = s_inc - gold_score;
-        let p_inc = prim.value(m_inc, loss, size);
-        if !sort_all && kept.len() == q.k && p_inc < kept[q.k - 1].p - tol_p {
-            return;
-        }
         if let Some(c) = &q.cone {
             // screen with a widened cone, decide exactly below
             let h = 1.0 + m_inc;
@@ -142,27 +138,33 @@ pub(crate) fn enumerate(s: &Scores<'_>, gold: u32, q: &EnumQuery<'_>) -> Vec<Fou
     let mut score = exact_score(0);
     let mut loss = gold_ones;
     let mut size = 0.0;
+    // labels whose incremental primary is below `threshold` cannot enter the kept list
+    let update = |kept: &Vec<Found>| {
+        if !sort_all && kept.len() == q.k {
+            kept[q.k - 1].p - tol_p
+        } else {
+            f64::NEG_INFINITY
+        }
+    };
     consider(mask, score, loss, size, &mut kept);
-    let total: u64 = 1u64 << n_nodes;
+    let mut threshold = update(&kept);
+    let total: u32 = 1 << n_nodes;
     for step in 1..total {
         let k = step.trailing_zeros() as usize;
-        let mut delta = s.theta[k];
-        for &(j, d0, d1) in &adj[start[k]..start[k + 1]] {
-            delta += if (mask >> j) & 1 == 1 { d1 } else { d0 };
+        // flipping k changes the score by ±gain[k] and every neighbour's gain by ±c_e
+        let sign = if (mask >> k) & 1 == 0 { 1.0 } else { -1.0 };
+        score += sign * gain[k];
+        let row = &inter[k];
+        for j in 0..LANES {
+            gain[j] += sign * row[j];
         }
-        let g = (gold >> k) & 1 == 1;
-        if (mask >> k) & 1 == 0 {
-            mask |= 1 << k;
-            score += delta;
-            size += 1.0;
-            loss += if g { -1.0 } else { 1.0 };
-        } else {
-            mask &= !(1 << k);
-            score -= delta;
-            size -= 1.0;
-            loss += if g { 1.0 } else { -1.0 };
+        mask ^= 1 << k;
+        size += sign;
+        loss += if (gold >> k) & 1 == 1 { -sign } else { sign };
+        if prim.value(score - gold_score, loss, size) >= threshold {
+            consider(mask, score, loss, size, &mut kept);
+            threshold = update(&kept);
         }
-        consider(mask, score, loss, size, &mut kept);
     }
     if sort_all {
         // stable: equal keys keep enumeration order

@@ -181,6 +181,11 @@ pub(crate) fn maximize(edges: &[(usize, usize)], form: &LinForm) -> Vec<f64> {
         if mu.iter().all(|&m| m != 0.5) {
             return mu;
         }
+        // k and k̄ both reachable from s lie on the source side of every minimum cut: then no
+        // symmetric one exists and the 2-SAT search can be skipped
+        if (0..k).any(|p| side[p] && side[k + p]) {
+            return mu;
+        }
         integral_cut(g, k).unwrap_or(mu)
     })
 }
