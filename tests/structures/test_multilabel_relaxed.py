@@ -24,6 +24,8 @@ QUERIES = {
     "lambda=0.5": ({"loss": 0.5}, 1.0, None),
     "micro-f1": ({"hamming": 1.0, "size": -0.5}, 1.0, None),
     "size only": ({"size": -1.0}, 0.0, (1.0, {"loss": 1.0})),
+    # a tie-break that is not separable under a non-separable primary: the LP path even for QPBO
+    "pairwise tie-break": ({"loss": 1.0}, 1.0, (-1.0, {"size": 1.0})),
 }
 
 

@@ -1,12 +1,14 @@
 //! Exact mode: enumeration of all 2^K labels in Gray-code order with incremental scores.
 //!
-//! Consecutive labels differ in one bit k. Each label keeps the *gain* of flipping each bit up
-//! (θ_k plus what k's edges gain, given the neighbours' current values): the score changes by
-//! ±gain_k, every neighbour's gain by ±c_e (the edge's interaction w11 − w10 − w01 + w00), the
-//! loss and size by ±1 — O(deg k) branch-free work per label. The query semantics are
+//! The high bits run in Gray order: consecutive configurations differ in one bit k, and the
+//! enumeration keeps the *gain* of flipping each bit up (θ_k plus what k's edges gain, given the
+//! neighbours' current values): the score changes by ±gain_k, every neighbour's gain by ±c_e (the
+//! edge's interaction w11 − w10 − w01 + w00), the loss and size by ±1. The 4 lowest bits are
+//! enumerated as a block under each high configuration from subset sums of their gains plus a
+//! fixed table of their mutual interactions, so a label costs a few additions. The query semantics are
 //! those of [`crate::select::select_best`]: ban list, cone in (1 + m, L) coordinates, k best with a
-//! lexicographic tie-break by the secondary objective, remaining ties in enumeration order (Gray
-//! order, starting from the empty label).
+//! lexicographic tie-break by the secondary objective, remaining ties in enumeration order
+//! (starting from the empty label).
 //!
 //! Floating-point drift. Incremental sums drift by a few ulps of the score scale after many flips,
 //! which would turn exact ties (decided by the secondary objective) into arbitrary ones. So the
@@ -59,6 +61,9 @@ pub(crate) struct Found {
 
 /// Width of the dense interaction rows: the largest K enumerated ([`super::MAX_EXACT_LABELS`]).
 const LANES: usize = super::MAX_EXACT_LABELS;
+
+/// Number of lowest bits enumerated as a block (in binary order) per high-bit configuration.
+const BLOCK: usize = 4;
 
 /// Beyond this k the kept list is collected whole and sorted instead of maintained by insertion.
 const SORT_ALL_K: usize = 256;
@@ -146,24 +151,51 @@ pub(crate) fn enumerate(s: &Scores<'_>, gold: u32, q: &EnumQuery<'_>) -> Vec<Fou
             f64::NEG_INFINITY
         }
     };
-    consider(mask, score, loss, size, &mut kept);
     let mut threshold = update(&kept);
-    let total: u32 = 1 << n_nodes;
-    for step in 1..total {
-        let k = step.trailing_zeros() as usize;
-        // flipping k changes the score by ±gain[k] and every neighbour's gain by ±c_e
-        let sign = if (mask >> k) & 1 == 0 { 1.0 } else { -1.0 };
-        score += sign * gain[k];
-        let row = &inter[k];
-        for j in 0..LANES {
-            gain[j] += sign * row[j];
+    // The BLOCK lowest bits are enumerated in binary order inside each configuration of the high
+    // bits (which run in Gray order): with the high bits fixed, the score of low pattern l is
+    // score(high, 0) + Σ_{k ∈ l} gain_k + pair_low[l], where pair_low holds the interactions
+    // inside the block; the flip updates of the gains are paid once per 2^BLOCK labels.
+    let b = n_nodes.min(BLOCK);
+    let n_low = 1usize << b;
+    let mut pair_low = [0.0f64; 1 << BLOCK];
+    let mut size_low = [0.0f64; 1 << BLOCK];
+    let mut loss_low = [0.0f64; 1 << BLOCK];
+    let mut gain_low = [0.0f64; 1 << BLOCK];
+    for l in 1..n_low {
+        let k = l.trailing_zeros() as usize;
+        let rest = l & (l - 1);
+        pair_low[l] =
+            pair_low[rest] + (0..b).filter(|&j| (rest >> j) & 1 == 1).map(|j| inter[k][j]).sum::<f64>();
+        size_low[l] = size_low[rest] + 1.0;
+        loss_low[l] = loss_low[rest] + if (gold >> k) & 1 == 1 { -1.0 } else { 1.0 };
+    }
+    let n_high: u32 = 1 << (n_nodes - b);
+    for hstep in 0..n_high {
+        if hstep > 0 {
+            let k = b + hstep.trailing_zeros() as usize;
+            // flipping k changes the score by ±gain[k] and every neighbour's gain by ±c_e
+            let sign = if (mask >> k) & 1 == 0 { 1.0 } else { -1.0 };
+            score += sign * gain[k];
+            let row = &inter[k];
+            for j in 0..LANES {
+                gain[j] += sign * row[j];
+            }
+            mask ^= 1 << k;
+            size += sign;
+            loss += if (gold >> k) & 1 == 1 { -sign } else { sign };
         }
-        mask ^= 1 << k;
-        size += sign;
-        loss += if (gold >> k) & 1 == 1 { -sign } else { sign };
-        if prim.value(score - gold_score, loss, size) >= threshold {
-            consider(mask, score, loss, size, &mut kept);
-            threshold = update(&kept);
+        for l in 1..n_low {
+            let k = l.trailing_zeros() as usize;
+            gain_low[l] = gain_low[l & (l - 1)] + gain[k];
+        }
+        for l in 0..n_low {
+            let s_l = score + gain_low[l] + pair_low[l];
+            let (loss_l, size_l) = (loss + loss_low[l], size + size_low[l]);
+            if prim.value(s_l - gold_score, loss_l, size_l) >= threshold {
+                consider(mask | l as u32, s_l, loss_l, size_l, &mut kept);
+                threshold = update(&kept);
+            }
         }
     }
     if sort_all {
@@ -178,7 +210,8 @@ pub(crate) fn enumerate(s: &Scores<'_>, gold: u32, q: &EnumQuery<'_>) -> Vec<Fou
     kept
 }
 
-/// argmax of the score (predict in exact mode); ties go to the first label in Gray order.
+/// argmax of the score (predict in exact mode); ties go to the first label enumerated (the empty
+/// label first).
 pub(crate) fn argmax(s: &Scores<'_>) -> u32 {
     let q = EnumQuery {
         primary: Objective { margin: 1.0, ..Objective::default() },

@@ -21,8 +21,9 @@
 //! μ ∈ [0,1]^K and edge marginals μ_e ∈ [0,1]^4 consistent with them: a point of the local
 //! polytope). Gold labels and ban lists are integral.
 //!
-//! **Inference.** [`Inference::Exact`]: enumeration of all 2^K labels in Gray-code order (K ≤
-//! [`MAX_EXACT_LABELS`]), with ban list, k-best and cone ([`enumerate`]). [`Inference::Relaxed`]:
+//! **Inference.** [`Inference::Exact`]: enumeration of all 2^K labels (Gray code with incremental
+//! scores, K ≤ [`MAX_EXACT_LABELS`]), with ban list, k-best and cone ([`enumerate`]).
+//! [`Inference::Relaxed`]:
 //! the local-polytope LP, by QPBO (max-flow roof duality, [`qpbo`]) or by the clarabel LP
 //! ([`lp`]), with the cone (constrained λ-oracle) through the LP; no ban list or k-best — the
 //! relaxation has no finite label list to exclude from or rank.
