@@ -81,6 +81,10 @@ impl FlowGraph {
         while head < self.queue.len() {
             let u = self.queue[head] as usize;
             head += 1;
+            // nodes as deep as t cannot lie on a shortest augmenting path
+            if self.level[t] >= 0 && self.level[u] >= self.level[t] {
+                break;
+            }
             for &a in &self.order[self.start[u] as usize..self.start[u + 1] as usize] {
                 let v = self.to[a as usize] as usize;
                 if self.level[v] < 0 && self.cap[a as usize] > eps {
@@ -89,7 +93,17 @@ impl FlowGraph {
                 }
             }
         }
-        self.level[t] >= 0
+        if self.level[t] < 0 {
+            return false;
+        }
+        // other nodes at t's depth are dead ends of the level graph
+        let depth = self.level[t];
+        for v in 0..self.n {
+            if v != t && self.level[v] >= depth {
+                self.level[v] = -1;
+            }
+        }
+        true
     }
 
     /// Pushes a maximum flow from `s` to `t`; returns its value (+∞ if an all-infinite path exists).
@@ -174,6 +188,30 @@ impl FlowGraph {
         seen
     }
 
+    /// Nodes that reach `t` through residual arcs after [`FlowGraph::max_flow`] (they lie on the
+    /// sink side of every minimum cut).
+    pub fn sink_side(&mut self, t: usize) -> Vec<bool> {
+        let eps = self.eps();
+        let mut seen = vec![false; self.n];
+        self.queue.clear();
+        seen[t] = true;
+        self.queue.push(t as u32);
+        let mut head = 0;
+        while head < self.queue.len() {
+            let v = self.queue[head] as usize;
+            head += 1;
+            // the slots leaving v are the reverses of the arcs entering v
+            for &b in &self.order[self.start[v] as usize..self.start[v + 1] as usize] {
+                let u = self.to[b as usize] as usize;
+                if !seen[u] && self.cap[b as usize ^ 1] > eps {
+                    seen[u] = true;
+                    self.queue.push(u as u32);
+                }
+            }
+        }
+        seen
+    }
+
     /// Residual arcs (u, v) with positive residual capacity (above `eps`), after a max flow.
     pub fn residual_arcs(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
         let eps = self.eps();
@@ -236,6 +274,12 @@ mod tests {
             assert!(!side[n - 1]);
             let c: f64 = arcs.iter().filter(|a| side[a.0] && !side[a.1]).map(|a| a.2).sum();
             assert!((c - cut).abs() < 1e-9);
+            // the complement of the sink side is a minimum cut too, containing the source side
+            let sink = g.sink_side(n - 1);
+            assert!(!sink[0]);
+            let c: f64 = arcs.iter().filter(|a| !sink[a.0] && sink[a.1]).map(|a| a.2).sum();
+            assert!((c - cut).abs() < 1e-9);
+            assert!((0..n).all(|v| !(side[v] && sink[v])));
         }
     }
 }

@@ -27,7 +27,7 @@ use super::energy::LinForm;
 use super::maxflow::FlowGraph;
 
 thread_local! {
-    static WORKSPACE: RefCell<(FlowGraph, FlowGraph)> = RefCell::new(Default::default());
+    static WORKSPACE: RefCell<(FlowGraph, FlowGraph, SatBuffers)> = RefCell::new(Default::default());
 }
 
 /// Builds the doubled network of `maximise form` on `g` (2K + 2 nodes; s = 2K, t = 2K + 1).
@@ -80,6 +80,14 @@ fn mirror(v: usize, k: usize) -> usize {
     } else {
         2 * k
     }
+}
+
+/// Reused buffers of the 2-SAT search.
+#[derive(Default)]
+struct SatBuffers {
+    start: Vec<usize>,
+    adj: Vec<usize>,
+    fill: Vec<usize>,
 }
 
 /// Strongly connected components (iterative Tarjan); ids in reverse topological order.
@@ -138,29 +146,36 @@ fn tarjan(n: usize, start: &[usize], adj: &[usize]) -> Vec<usize> {
 }
 
 /// A symmetric closed set of the residual graph (an integral LP optimum), if one exists.
-fn integral_cut(g: &FlowGraph, k: usize) -> Option<Vec<f64>> {
+fn integral_cut(g: &FlowGraph, k: usize, buf: &mut SatBuffers) -> Option<Vec<f64>> {
     let n = 2 * k + 2;
     let (s, t) = (2 * k, 2 * k + 1);
-    let mut arcs: Vec<(usize, usize)> = Vec::new();
+    // implication graph: every residual arc u → v and its mirror v̄ → ū, plus t → s (clause: s is
+    // on the source side); CSR built in two passes over the residual arcs, in reused buffers
+    let (start, adj, fill) = (&mut buf.start, &mut buf.adj, &mut buf.fill);
+    start.clear();
+    start.resize(n + 1, 0);
     for (u, v) in g.residual_arcs() {
-        arcs.push((u, v));
-        arcs.push((mirror(v, k), mirror(u, k)));
-    }
-    arcs.push((t, s)); // clause (s): s is on the source side
-    let mut start = vec![0usize; n + 1];
-    for &(u, _) in &arcs {
         start[u + 1] += 1;
+        start[mirror(v, k) + 1] += 1;
     }
+    start[t + 1] += 1;
     for v in 0..n {
         start[v + 1] += start[v];
     }
-    let mut fill = start.clone();
-    let mut adj = vec![0usize; arcs.len()];
-    for &(u, v) in &arcs {
+    fill.clear();
+    fill.extend_from_slice(&start[..n]);
+    adj.clear();
+    adj.resize(start[n], 0);
+    let mut put = |u: usize, v: usize| {
         adj[fill[u]] = v;
         fill[u] += 1;
+    };
+    for (u, v) in g.residual_arcs() {
+        put(u, v);
+        put(mirror(v, k), mirror(u, k));
     }
-    let comp = tarjan(n, &start, &adj);
+    put(t, s);
+    let comp = tarjan(n, start, adj);
     if (0..k).any(|p| comp[p] == comp[k + p]) || comp[s] == comp[t] {
         return None;
     }
@@ -173,7 +188,7 @@ fn integral_cut(g: &FlowGraph, k: usize) -> Option<Vec<f64>> {
 pub(crate) fn maximize(edges: &[(usize, usize)], form: &LinForm) -> Vec<f64> {
     let k = form.node.len();
     WORKSPACE.with(|ws| {
-        let (g, _) = &mut *ws.borrow_mut();
+        let (g, _, buf) = &mut *ws.borrow_mut();
         build(g, edges, form);
         g.max_flow(2 * k, 2 * k + 1);
         let side = g.source_side(2 * k);
@@ -181,12 +196,16 @@ pub(crate) fn maximize(edges: &[(usize, usize)], form: &LinForm) -> Vec<f64> {
         if mu.iter().all(|&m| m != 0.5) {
             return mu;
         }
-        // k and k̄ both reachable from s lie on the source side of every minimum cut: then no
-        // symmetric one exists and the 2-SAT search can be skipped
+        // k and k̄ both reachable from s lie on the source side of every minimum cut, both
+        // reaching t on the sink side: then no symmetric cut exists and 2-SAT can be skipped
         if (0..k).any(|p| side[p] && side[k + p]) {
             return mu;
         }
-        integral_cut(g, k).unwrap_or(mu)
+        let sink = g.sink_side(2 * k + 1);
+        if (0..k).any(|p| sink[p] && sink[k + p]) {
+            return mu;
+        }
+        integral_cut(g, k, buf).unwrap_or(mu)
     })
 }
 
@@ -196,7 +215,7 @@ pub(crate) fn maximize_lex(edges: &[(usize, usize)], primary: &LinForm, secondar
     let k = primary.node.len();
     let (s, t) = (2 * k, 2 * k + 1);
     WORKSPACE.with(|ws| {
-        let (g, h) = &mut *ws.borrow_mut();
+        let (g, h, _) = &mut *ws.borrow_mut();
         build(g, edges, primary);
         g.max_flow(s, t);
         // maximum-weight closure of the residual graph: weight −σ_p on p and +σ_p on p̄
