@@ -181,6 +181,8 @@ def test_initialize_dense_and_sparse_and_edge_sets() -> None:
     assert [tuple(e) for e in chain.edges_] == [(0, 1), (1, 2), (2, 3)]
     explicit = bicrit.structure("multilabel", edges=[(3, 0)]).initialize(X, Y.astype(bool))
     assert [tuple(e) for e in explicit.edges_] == [(0, 3)]
+    as_array = bicrit.structure("multilabel", edges=tree.edges_, n_labels=4, n_features=5)
+    assert np.array_equal(as_array.edges_, tree.edges_)
     w = rng.normal(size=dense.size_joint_feature)
     assert np.array_equal(dense.batch_predict(w, X), sparse.batch_predict(w, sp.csr_matrix(X)))
     big = bicrit.structure("multilabel", n_labels=20, n_features=5)

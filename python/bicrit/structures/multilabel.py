@@ -26,7 +26,7 @@ __all__ = ["MAX_EXACT_LABELS", "Multilabel"]
 #: ``inference="auto"`` is exact up to this K and relaxed beyond.
 MAX_EXACT_LABELS = 16
 
-EdgeSpec = str | list[tuple[int, int]]
+EdgeSpec = str | list[tuple[int, int]] | np.ndarray
 
 
 def _label_matrix(Y: Any, n_rows: int | None = None) -> np.ndarray:
@@ -118,7 +118,8 @@ class Multilabel(NativeStructure):
             raise InvalidParameterError(
                 f"relaxed_solver must be 'qpbo' or 'lp', got {relaxed_solver!r}"
             )
-        if n_labels is not None and n_features is not None and edges != "tree":
+        learnt = isinstance(edges, str) and edges == "tree"
+        if n_labels is not None and n_features is not None and not learnt:
             self._build(int(n_labels), int(n_features), None)
 
     def _build(self, n_labels: int, n_features: int, Y: np.ndarray | None) -> None:
