@@ -110,3 +110,19 @@ def dependency_structure(
     ``bicrit.structures.dependency``."""
 
 # --- end structures: dependency -----------------------------------------------------------------
+# --- structures: multilabel -------------------------------------------------------------------
+
+def multilabel_structure(
+    n_labels: int,
+    n_features: int,
+    edges: str | list[tuple[int, int]],
+    inference: str = "auto",
+    relaxed_solver: str = "qpbo",
+) -> object:
+    """The ``multilabel`` structure (a ``NativeStructure``); ``edges`` is ``"full"``, ``"chain"``
+    or (i, j) pairs."""
+
+def multilabel_chow_liu(y: object) -> list[tuple[int, int]]:
+    """Chow–Liu tree (i < j pairs) of an (n, K) int64 0/1 label matrix."""
+
+# --- end multilabel ---------------------------------------------------------------------------

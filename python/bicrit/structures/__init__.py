@@ -14,6 +14,7 @@ from bicrit.structures.chain import Chain
 from bicrit.structures.dependency import Dependency
 from bicrit.structures.hierarchy import HierarchyStructure
 from bicrit.structures.multiclass import Multiclass
+from bicrit.structures.multilabel import Multilabel
 
 __all__ = [
     "TERMS",
@@ -23,6 +24,7 @@ __all__ = [
     "Dependency",
     "HierarchyStructure",
     "Multiclass",
+    "Multilabel",
     "Structure",
     "register_builtins",
     "structure",
@@ -68,4 +70,24 @@ def register_builtins(registry: Registrar) -> None:
         "head + label Hamming loss; projective Eisner or non-projective Chu-Liu-Edmonds, "
         "both with k-best lists and ban lists",
         capabilities={"ban": True, "kbest": True, "cone": False, "relaxed": False},
+    )
+    registry.add_structure(
+        "multilabel",
+        Multilabel,
+        description=(
+            "pairwise binary MRF over K labels (edges full/tree/chain/explicit), Hamming loss; "
+            "inference='exact' enumerates (K ≤ 16: ban list, k-best, cone), 'relaxed' solves "
+            "the local-polytope LP by QPBO max-flow (cone via the LP; answers may be fractional)"
+        ),
+        # union over the inference modes; an instance's .capabilities is exact for its mode
+        capabilities={
+            "ban": True,
+            "kbest": True,
+            "cone": True,
+            "relaxed": True,
+            "by_inference": {
+                "exact": {"ban": True, "kbest": True, "cone": True, "relaxed": False},
+                "relaxed": {"ban": False, "kbest": False, "cone": True, "relaxed": True},
+            },
+        },
     )

@@ -8,6 +8,7 @@ pub mod chain;
 pub mod dependency;
 pub mod hierarchy;
 pub mod multiclass;
+pub mod multilabel;
 pub mod select;
 
 pub use adapter::StructureOracle;
@@ -15,6 +16,7 @@ pub use chain::{Chain, ChainData, ChainLoss, TagScheme};
 pub use dependency::{DepLabel, Dependency};
 pub use hierarchy::HierarchyStructure;
 pub use multiclass::Multiclass;
+pub use multilabel::{MlLabel, Multilabel};
 
 use bicrit_core::{Capabilities, Cone, Objective, Result, SparseVec, Terms};
 

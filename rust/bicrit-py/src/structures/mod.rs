@@ -11,12 +11,15 @@ pub mod chain;
 pub mod dependency;
 pub mod hierarchy;
 pub mod multiclass;
+pub mod multilabel;
 pub mod python;
 
 use std::sync::Arc;
 
 use bicrit_core::{Cone, Objective, Terms};
-use bicrit_structures::{Chain, Dependency, HierarchyStructure, Multiclass, Scored, Structure, TermQuery};
+use bicrit_structures::{
+    Chain, Dependency, HierarchyStructure, Multiclass, Multilabel, Scored, Structure, TermQuery,
+};
 use numpy::PyReadonlyArray1;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
@@ -58,6 +61,8 @@ pub enum AnyStructure {
     Hierarchy(Box<HierarchyStructure>),
     /// `dependency`.
     Dependency(Dependency),
+    /// `multilabel`.
+    Multilabel(Multilabel),
 }
 
 /// Runs `$body` with `$s` bound to the concrete structure inside an [`AnyStructure`].
@@ -73,6 +78,7 @@ macro_rules! dispatch {
                 $body
             }
             $crate::structures::AnyStructure::Dependency($s) => $body,
+            $crate::structures::AnyStructure::Multilabel($s) => $body,
         }
     };
 }

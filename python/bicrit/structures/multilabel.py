@@ -1,0 +1,209 @@
+"""The ``multilabel`` structure: a pairwise binary Markov random field over K labels
+(DESIGN §4; the thesis's fully pairwise multi-label model, after Finley & Joachims 2008).
+
+Labels are 0/1 int arrays of length K. A *relaxed* label (an answer of the LP relaxation) is a
+``(node_marginals, edge_marginals)`` tuple of float arrays of shapes ``(K,)`` and ``(n_edges, 4)``:
+μ_k = P(y_k = 1) and, per edge ``(i, j)``, the probabilities of the states
+``(y_i, y_j) = (0, 0), (0, 1), (1, 0), (1, 1)``. ``joint_feature`` and ``terms`` accept both kinds
+(both are linear in the marginals); ``predict_one`` always returns an integral label.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+
+from bicrit import _native
+from bicrit.errors import InvalidInputError, InvalidParameterError
+from bicrit.structures._inputs import as_csr_tuple
+from bicrit.structures.native import NativeStructure
+
+__all__ = ["MAX_EXACT_LABELS", "Multilabel"]
+
+#: Largest K that ``inference="exact"`` accepts (2^K labels are enumerated per oracle call);
+#: ``inference="auto"`` is exact up to this K and relaxed beyond.
+MAX_EXACT_LABELS = 16
+
+EdgeSpec = str | list[tuple[int, int]] | np.ndarray
+
+
+def _label_matrix(Y: Any, n_rows: int | None = None) -> np.ndarray:
+    """``Y`` as an (n, K) int64 array of 0/1 values, with clear errors."""
+    if hasattr(Y, "toarray"):
+        Y = Y.toarray()
+    A = np.asarray(Y)
+    if A.ndim != 2:
+        raise InvalidInputError(f"Y must be 2-D (instances × labels), got {A.ndim}-D")
+    if n_rows is not None and A.shape[0] != n_rows:
+        raise InvalidInputError(f"X has {n_rows} instances but Y has {A.shape[0]} rows")
+    return _as_01(A, "Y")
+
+
+def _as_01(A: np.ndarray, what: str) -> np.ndarray:
+    if A.dtype == bool:
+        return A.astype(np.int64)
+    if not (np.issubdtype(A.dtype, np.integer) or np.issubdtype(A.dtype, np.floating)):
+        raise InvalidInputError(f"{what} must hold 0/1 values, got dtype {A.dtype}")
+    bad = (A != 0) & (A != 1)
+    if bad.any():
+        pos = tuple(int(i) for i in np.argwhere(bad)[0])
+        hint = (
+            "; a relaxed label is a (node_marginals, edge_marginals) tuple"
+            if np.issubdtype(A.dtype, np.floating)
+            else ""
+        )
+        raise InvalidInputError(f"{what} holds {A[pos]} at {pos}: labels must be 0 or 1{hint}")
+    return np.ascontiguousarray(A, dtype=np.int64)
+
+
+class Multilabel(NativeStructure):
+    """Pairwise binary MRF over K labels with Hamming loss.
+
+    φ(x, y) = [x·y_0, …, x·y_{K−1}, edge-state indicators (4 per edge)], of length
+    K·d + 4·n_edges: label k's weight block multiplies x only when y_k = 1 (a block for y_k = 0
+    would be redundant), and each edge ``(i, j)`` (i < j) has one weight per state
+    ``2·y_i + y_j``. There is no built-in bias: append a constant column to X for per-label
+    biases, and standardise features (unscaled inputs make training diverge; DESIGN §9).
+
+    Parameters
+    ----------
+    edges:
+        ``"full"`` (all K(K−1)/2 pairs, the thesis's model), ``"tree"`` (the Chow–Liu tree of the
+        training labels, computed in :meth:`initialize`), ``"chain"`` (label order), or a list of
+        ``(i, j)`` pairs (no self-loops or duplicates).
+    inference:
+        ``"exact"`` — enumeration of all 2^K labels (K ≤ 16), with ban list, k-best and cone;
+        ``"relaxed"`` — the local-polytope LP relaxation (answers may be fractional), with cone
+        but no ban list or k-best; ``"auto"`` — exact for K ≤ 16, relaxed beyond.
+    n_labels, n_features:
+        Sizes; ``None`` means "learn from data in :meth:`initialize`".
+    relaxed_solver:
+        ``"qpbo"`` (default: roof duality by max-flow, exact LP value, half-integral answers) or
+        ``"lp"`` (the same LP by the clarabel interior-point solver; slower). Cone queries and
+        some lexicographic ones always use the LP; ``predict_one`` always uses QPBO.
+
+    Terms: ``loss`` = Hamming distance, ``size`` = |y| (number of positive labels), ``hamming``
+    = the indicator-set Hamming distance of the Micro-F1 surrogate (= the Hamming loss here).
+
+    In relaxed mode ``predict_one`` rounds: labels fixed by QPBO are kept (weak persistency), the
+    undecided (½) ones start at 0 and are improved one at a time while the score increases.
+    """
+
+    name = "multilabel"
+
+    def __init__(
+        self,
+        edges: EdgeSpec = "full",
+        inference: str = "auto",
+        n_labels: int | None = None,
+        n_features: int | None = None,
+        relaxed_solver: str = "qpbo",
+    ) -> None:
+        self.edges = edges
+        self.inference = inference
+        self.n_labels = n_labels
+        self.n_features = n_features
+        self.relaxed_solver = relaxed_solver
+        if isinstance(edges, str) and edges not in ("full", "chain", "tree"):
+            raise InvalidParameterError(
+                f"edges must be 'full', 'tree', 'chain' or a list of (i, j) pairs, got {edges!r}"
+            )
+        if inference not in ("exact", "relaxed", "auto"):
+            raise InvalidParameterError(
+                f"inference must be 'exact', 'relaxed' or 'auto', got {inference!r}"
+            )
+        if relaxed_solver not in ("qpbo", "lp"):
+            raise InvalidParameterError(
+                f"relaxed_solver must be 'qpbo' or 'lp', got {relaxed_solver!r}"
+            )
+        learnt = isinstance(edges, str) and edges == "tree"
+        if n_labels is not None and n_features is not None and not learnt:
+            self._build(int(n_labels), int(n_features), None)
+
+    def _build(self, n_labels: int, n_features: int, Y: np.ndarray | None) -> None:
+        spec = self.edges
+        if isinstance(spec, str):
+            if spec == "full":
+                edge_list = list(combinations(range(n_labels), 2))
+            elif spec == "chain":
+                edge_list = [(j - 1, j) for j in range(1, n_labels)]
+            else:
+                if Y is None:
+                    raise InvalidInputError(
+                        "edges='tree' is learnt from the training labels: call initialize(X, Y)"
+                    )
+                edge_list = [tuple(e) for e in _native.multilabel_chow_liu(Y)]
+            native_edges: Any = spec if spec != "tree" else edge_list
+        else:
+            try:
+                pairs = [(int(a), int(b)) for a, b in spec]
+            except (TypeError, ValueError):
+                raise InvalidInputError(
+                    "edges must be a sequence of (i, j) integer pairs"
+                ) from None
+            native_edges = pairs
+            edge_list = [(min(a, b), max(a, b)) for a, b in pairs]
+        self._native = _native.multilabel_structure(
+            n_labels, n_features, native_edges, self.inference, self.relaxed_solver
+        )
+        self.n_labels, self.n_features = n_labels, n_features
+        self.edges_ = np.array(edge_list, dtype=np.int64).reshape(-1, 2)
+        self.inference_ = "relaxed" if self._native.capabilities["relaxed"] else "exact"
+
+    def initialize(self, X: Any, Y: Any) -> Multilabel:
+        """Fixes K and d from data (X dense or sparse, Y an (n, K) 0/1 array); learns the
+        Chow–Liu tree when ``edges="tree"``. Returns ``self``."""
+        X_csr = as_csr_tuple(X, name="X")
+        Ym = _label_matrix(Y, X_csr[0].shape[0] - 1)
+        if Ym.shape[1] == 0:
+            raise InvalidInputError("Y has no label columns")
+        if self.n_labels is not None and self.n_labels != Ym.shape[1]:
+            raise InvalidInputError(
+                f"Y has {Ym.shape[1]} labels but the structure was built with n_labels="
+                f"{self.n_labels}"
+            )
+        n_features = self.n_features if self.n_features is not None else X_csr[3]
+        self._build(int(Ym.shape[1]), int(n_features), Ym)
+        return self
+
+    def _x_one(self, x: Any) -> Any:
+        return as_csr_tuple(x, name="x", n_features=self.n_features, one_row=True)
+
+    def _x_many(self, X: Any) -> Any:
+        return as_csr_tuple(X, name="X", n_features=self.n_features)
+
+    def _y_one(self, y: Any) -> Any:
+        if isinstance(y, tuple):
+            if len(y) != 2:
+                raise InvalidInputError(
+                    "a relaxed label is a (node_marginals, edge_marginals) pair, "
+                    f"got a tuple of {len(y)} items"
+                )
+            try:
+                nodes = np.ascontiguousarray(y[0], dtype=np.float64)
+                edges = np.ascontiguousarray(y[1], dtype=np.float64)
+            except (TypeError, ValueError) as exc:
+                raise InvalidInputError(
+                    f"relaxed label marginals must be numeric ({exc})"
+                ) from None
+            if nodes.ndim != 1:
+                raise InvalidInputError(f"node marginals must be 1-D, got shape {nodes.shape}")
+            if edges.ndim != 2 or edges.shape[1:] != (4,):
+                n_e = len(self.edges_) if hasattr(self, "edges_") else "n_edges"
+                raise InvalidInputError(
+                    f"edge marginals must have shape ({n_e}, 4), got {edges.shape}"
+                )
+            return (nodes, edges)
+        A = np.asarray(y)
+        if A.ndim != 1:
+            raise InvalidInputError(f"a multilabel label is a 1-D 0/1 array, got shape {A.shape}")
+        return _as_01(A, "label")
+
+    def _y_many(self, Y: Any) -> Any:
+        if isinstance(Y, list) and any(isinstance(y, tuple) for y in Y):
+            raise InvalidInputError("gold labels and ban lists must be integral (0/1 arrays)")
+        if isinstance(Y, list) and not Y:
+            return np.zeros((0, self.n_labels or 0), dtype=np.int64)
+        return _label_matrix(Y)
