@@ -71,6 +71,14 @@ pub trait Surrogate: Send + Sync {
         Vec::new()
     }
 
+    /// The slope λ = ψ_g/ψ_h of the level curve's normal at (h, g), when the surrogate can
+    /// compute it more accurately than the ratio of [`Surrogate::grad`] (both components
+    /// underflow far in the tails of log loss and ProbLoss). `None`: use the gradient.
+    fn tangent(&self, h: f64, g: f64) -> Option<f64> {
+        let _ = (h, g);
+        None
+    }
+
     /// ψ(h, g), or the error of a surrogate that can fail (a Python plugin raising). Searches
     /// call this form; native surrogates keep the default.
     fn try_value(&self, h: f64, g: f64) -> Result<f64> {

@@ -38,6 +38,14 @@ impl Surrogate for LogLoss {
         }
         (g * sigmoid(h), softplus(h))
     }
+    fn tangent(&self, h: f64, g: f64) -> Option<f64> {
+        // ψ_g/ψ_h = softplus(h)/(g·σ(h)) = softplus(h)·(1 + e^−h)/g → 1/g as h → −∞.
+        if !(g > 0.0) {
+            return None;
+        }
+        let r = if h < -30.0 { 1.0 + 0.5 * h.exp() } else { softplus(h) * (1.0 + (-h).exp()) };
+        Some(r / g)
+    }
 }
 
 #[cfg(test)]
@@ -53,6 +61,11 @@ mod tests {
         assert!(s.value(-800.0, 1.0) >= 0.0);
         for (h, g) in POINTS {
             check_grad(&s, h, g);
+            let (dh, dg) = s.grad(h, g);
+            assert!((s.tangent(h, g).unwrap() - dg / dh).abs() < 1e-12 * (dg / dh).abs());
         }
+        // Far in the tail the gradient underflows to (0, 0) but the tangent does not.
+        assert_eq!(s.grad(-2000.0, 4.0), (0.0, 0.0));
+        assert!((s.tangent(-2000.0, 4.0).unwrap() - 0.25).abs() < 1e-15);
     }
 }

@@ -44,6 +44,34 @@ fn probloss(h: f64, g: f64) -> (f64, (f64, f64)) {
     (value, (dh, dg))
 }
 
+/// Mills ratio Φ(u)/φ(u), by its continued fraction in the lower tail where both underflow.
+fn mills(u: f64) -> f64 {
+    if u > -5.0 {
+        return norm_cdf(u) / norm_pdf(u);
+    }
+    // Φ(u)/φ(u) = 1/(x + 1/(x + 2/(x + 3/(x + …)))) with x = −u, evaluated backwards.
+    let x = -u;
+    let mut t = x;
+    for k in (1..=60).rev() {
+        t = x + k as f64 / t;
+    }
+    1.0 / t
+}
+
+/// ψ_g/ψ_h of ProbLoss: σ(2R(u) − u)/(2g) with u = h/σ and R the Mills ratio (both gradient
+/// components underflow for u ≪ 0, their ratio does not).
+fn probloss_tangent(h: f64, g: f64) -> Option<f64> {
+    if !(g > 0.0) || h.is_nan() {
+        return None;
+    }
+    let sigma = (2.0 * g / PI).sqrt();
+    let u = h / sigma;
+    if u > 0.0 {
+        return None;
+    }
+    Some(sigma * (2.0 * mills(u) - u) / (2.0 * g))
+}
+
 /// ProbLoss: ψ(h, g) = 2g·Φ_N(h/σ), σ² = 2g/π.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ProbLoss;
@@ -57,6 +85,9 @@ impl Surrogate for ProbLoss {
     }
     fn grad(&self, h: f64, g: f64) -> (f64, f64) {
         probloss(h, g).1
+    }
+    fn tangent(&self, h: f64, g: f64) -> Option<f64> {
+        probloss_tangent(h, g)
     }
 }
 
@@ -86,6 +117,13 @@ impl Surrogate for ProbLossConvex {
             (r, 1.0 + h / (2.0 * r))
         }
     }
+    fn tangent(&self, h: f64, g: f64) -> Option<f64> {
+        if h <= 0.0 {
+            probloss_tangent(h, g)
+        } else {
+            None
+        }
+    }
 }
 
 #[cfg(test)]
@@ -111,6 +149,18 @@ mod tests {
                 check_grad(&ProbLossConvex, h, g);
             }
         }
+    }
+
+    #[test]
+    fn tangent_matches_gradient_ratio_and_survives_the_tail() {
+        for (h, g) in [(-1.0, 1.0), (-3.0, 2.0), (-0.1, 5.0), (-6.0, 1.5)] {
+            let (dh, dg) = ProbLoss.grad(h, g);
+            let t = ProbLoss.tangent(h, g).unwrap();
+            assert!((t - dg / dh).abs() < 1e-9 * (dg / dh).abs(), "({h}, {g}): {t} vs {}", dg / dh);
+        }
+        let t = ProbLoss.tangent(-1e4, 1.0).unwrap();
+        assert!(t.is_finite() && t > 0.0);
+        assert_eq!(ProbLoss.grad(-1e4, 1.0).0, 0.0);
     }
 
     #[test]
