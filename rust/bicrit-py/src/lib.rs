@@ -3,6 +3,10 @@
 //! errors ([`errors::to_py`]); no algorithm lives here.
 
 mod errors;
+mod py_oracle;
+mod py_surrogate;
+mod searches;
+mod surrogates;
 
 use pyo3::prelude::*;
 
@@ -40,5 +44,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     m.add_function(wrap_pyfunction!(_error_for_tests, m)?)?;
     m.add_function(wrap_pyfunction!(default_threads, m)?)?;
+    surrogates::register(m)?;
+    searches::register(m)?;
     Ok(())
 }
