@@ -79,7 +79,7 @@ impl PySearchSpec {
 }
 
 /// An explicit point set as an oracle (labels are indices, or the given objects).
-#[pyclass(name = "PointSetOracle", module = "bicrit._native")]
+#[pyclass(name = "PointSetOracle", module = "bicrit._native", subclass)]
 pub struct PyPointSet {
     inner: PointSetOracle,
     labels: Option<Vec<Py<PyAny>>>,
@@ -127,6 +127,11 @@ impl PyPointSet {
     /// Number of points.
     fn __len__(&self) -> usize {
         self.inner.len()
+    }
+
+    /// The coordinates (h, g) as two lists.
+    fn points(&self) -> (Vec<f64>, Vec<f64>) {
+        (0..self.inner.len()).map(|i| self.inner.point(i)).unzip()
     }
 
     /// Index of the gold label (None when there is none).
