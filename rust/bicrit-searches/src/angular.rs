@@ -1,7 +1,9 @@
 //! Angular search with the constrained λ-oracle (thesis Alg. `alg:angular`, Theorems
 //! `thm:angular_optimal`, `thm:angular_suboptimality`; DESIGN §3 "Angular search, in certified
-//! form"): exact for ψ = (h + 1)·g in at most 2M + 1 constrained calls after the two calls
-//! O(0), O(∞) that fix Ĥ, Ĝ and λ₀ (M labels), ε-optimal with `eps > 0`.
+//! form"): exact for ψ = (h + 1)·g in at most 2M + 1 constrained calls (M labels) after the
+//! two calls O(0), O(∞) that fix Ĥ, Ĝ and λ₀ = Ĥ/Ĝ, ε-optimal with `eps > 0`. Given a λ₀ (option
+//! or warm start) those two calls are skipped: the first angle is then the whole quadrant, whose
+//! answer bounds Ĥ ≤ K and Ĝ ≤ K/λ₀ — enough for the floor below.
 //!
 //! Points are (H, G) = (h + 1, g); only H, G > 0 can beat the gold label (Φ = 0). An angle is an
 //! interval of slopes G/H. For the angle's λ the oracle returns z; every point better than the
@@ -17,8 +19,8 @@
 //! Slips handled: the slope is ∂(a) = a₂/a₁ = G/H and λ₀ = Ĥ/Ĝ (the text and Theorem
 //! `thm:angular_running_time` disagree; with this λ₀ the first split ray 1/λ₀ = Ĝ/Ĥ is the
 //! diagonal of the box [0, Ĥ] × [0, Ĝ]); "if z₁ = z′₁ return y" closes only that angle.
-//! When no label with Φ > 0 is known after O(0), O(∞), the floor τ = 1e-12·ĤĜ stands for Φ̂ so
-//! that the start angle (τ/Ĥ², Ĝ²/τ) is finite (Theorem `thm:angular_running_time`'s φ):
+//! When no label with Φ > 0 is known, the floor τ = 1e-12·ĤĜ (or 1e-12·K²/λ₀ ≥ 1e-12·ĤĜ)
+//! stands for Φ̂ so that every later angle is finite (Theorem `thm:angular_running_time`'s φ):
 //! labels with 0 < Φ ≤ τ are not looked for, and the reported upper bound includes τ.
 
 use std::cmp::Ordering;
@@ -36,7 +38,7 @@ pub struct Angular {
     pub eps: f64,
     /// Call budget (including the two extreme calls).
     pub max_calls: usize,
-    /// λ₀ for a warm start with a known positive Φ̂ (skips O(0), O(∞)).
+    /// λ₀ of the first angle (default: the warm start's λ, else Ĥ/Ĝ from two extreme calls).
     pub lambda0: Option<f64>,
 }
 
@@ -106,11 +108,15 @@ impl Search for Angular {
         }
         let mut floor = 0.0;
         let start = match lambda0 {
-            Some(l) if best_phi(s) > 0.0 => {
+            // With a λ₀ (option or warm start) the first angle is the whole open quadrant of
+            // slopes (0, ∞); its answer's line bounds every label, H ≤ K and G ≤ K/λ₀, which is
+            // all the floor below needs.
+            Some(l) => {
                 Angle { lo: 0.0, lo_closed: false, hi: f64::INFINITY, hi_closed: false, bound: f64::INFINITY, lambda: l }
             }
-            _ => {
-                // Two lexicographic calls fix Ĥ = max H and Ĝ = max G (and λ₀ = Ĥ/Ĝ).
+            None => {
+                // The thesis's start: O(0), O(∞) fix Ĥ = max H, Ĝ = max G and λ₀ = Ĥ/Ĝ; the first
+                // angle is (Φ̂/Ĥ², Ĝ²/Φ̂), outside which nothing beats Φ̂.
                 let top_h = s.query(Lambda::Zero, &[], 1, None)?;
                 let top_g = s.query(Lambda::Infinity, &[], 1, None)?;
                 let (Some(ph), Some(pg)) = (top_h.into_iter().next(), top_g.into_iter().next()) else {
@@ -123,11 +129,10 @@ impl Search for Angular {
                     return Ok(Found::best_of(s, Some(0.0))); // no label has H, G > 0
                 }
                 let box_bound = big_h * big_g;
-                let phi = best_phi(s);
-                if phi <= 0.0 {
+                if best_phi(s) <= 0.0 {
                     floor = FLOOR * box_bound;
                 }
-                let f = phi.max(floor);
+                let f = best_phi(s).max(floor);
                 if box_bound <= (1.0 + self.eps) * f {
                     return Ok(Found::best_of(s, Some(box_bound)));
                 }
@@ -156,6 +161,10 @@ impl Search for Angular {
                 continue; // no point with H, G > 0 on or below the line in this angle
             }
             let bound = k * k / (4.0 * lambda);
+            if a.hi.is_infinite() && best_phi(s) <= 0.0 {
+                // No positive label known: look for labels with Φ > τ = 1e-12·(K²/λ), K²/λ ≥ ĤĜ.
+                floor = FLOOR * k * k / lambda;
+            }
             let f = best_phi(s).max(floor);
             if bound <= (1.0 + self.eps) * f {
                 upper = upper.max(bound);
@@ -202,7 +211,14 @@ impl Search for Angular {
                 push(lo, lo_closed, hi, hi_closed);
             }
         }
+        if s.known.is_empty() && s.budget_left() {
+            // No gold label and no label in the open quadrant: return the λ₀ answer.
+            if let Some(y) = s.query(Lambda::Finite(lambda0.unwrap_or(1.0)), &[], 1, None)?.into_iter().next() {
+                s.add(y)?;
+            }
+        }
         let phi = best_phi(s);
-        Ok(Found::best_of(s, Some(upper.max(phi).max(floor))))
+        let upper = upper.max(phi).max(floor);
+        Ok(Found::best_of(s, upper.is_finite().then_some(upper)))
     }
 }

@@ -31,7 +31,8 @@ pub struct ConvexHull {
     pub integral: Integral,
     /// Call budget.
     pub max_calls: usize,
-    /// The first λ when nothing but the gold label is known (default: the tangent at gold).
+    /// The first λ when nothing but the gold label is known (default: the tangent at gold when
+    /// finite and positive, else 1).
     pub lambda0: Option<f64>,
 }
 
@@ -108,7 +109,7 @@ fn best_on_chain<O: LambdaOracle>(s: &Session<'_, O>) -> Result<(HullPoint, f64,
         HullPoint::Vertex(v) => {
             let (h, g) = xy(v);
             match s.psi().tangent(h, g) {
-                Some(l) if l.is_finite() && l > 0.0 => Some(Lambda::Finite(l)),
+                Some(l) if l.is_finite() && l > 0.0 => Some(lambda_of(l)),
                 _ => {
                     let (dh, dg) = s.grad(h, g)?;
                     Some(tangent(dh, dg))
@@ -134,10 +135,12 @@ fn tangent(dh: f64, dg: f64) -> Lambda {
     }
 }
 
+/// A λ ≥ 0 as a query; beyond 1e±150 the lexicographic queries stand in for it (h + λg would
+/// overflow or lose h entirely — DESIGN: λ = 0 and ∞ are never huge or tiny floats).
 fn lambda_of(l: f64) -> Lambda {
-    if l.is_nan() || l <= 0.0 {
+    if l.is_nan() || l <= 1e-150 {
         Lambda::Zero
-    } else if l.is_infinite() {
+    } else if l >= 1e150 {
         Lambda::Infinity
     } else {
         Lambda::Finite(l)
@@ -156,13 +159,24 @@ fn line_value(lambda: Lambda, h: f64, g: f64) -> (f64, f64) {
 /// Runs convex hull search rounds until the certificate holds (or the budget ends).
 pub(crate) fn round<O: LambdaOracle>(s: &mut Session<'_, O>, access: &Access, first: Option<Lambda>) -> Result<Round> {
     let mut first = first;
+    let mut started = false;
     loop {
         let (point, value, lambda) = best_on_chain(s)?;
         let only_gold = s.known.iter().all(|c| c.gold || c.banned);
-        let lambda = match (first.take(), only_gold) {
-            (Some(l), true) => l,
-            _ => lambda.unwrap_or(Lambda::Infinity),
+        // With nothing but the gold label known, the first query is λ₀ (option or warm start),
+        // else the tangent at gold when it is a finite λ > 0, else λ = 1 — margin rescaling's
+        // query, whose answer is a far better first vertex than O(∞)'s largest-loss label
+        // (the printed algorithm starts at λ = ∞); any first λ keeps the call bound.
+        // Only a tangent or edge λ separates the level set from the hull found so far, so only
+        // its answer can certify; the answer to a λ₀ is just added (if gold, it is a chain vertex
+        // never returned otherwise, so the call bound holds).
+        let (lambda, certifying) = match (first.take(), only_gold, lambda) {
+            (Some(l), true, _) => (l, false),
+            (None, true, Some(Lambda::Finite(l))) => (Lambda::Finite(l), true),
+            (None, true, _) if !started => (Lambda::Finite(1.0), false),
+            (_, _, l) => (l.unwrap_or(Lambda::Infinity), true),
         };
+        started = true;
         if !s.budget_left() {
             return Ok(Round { point, value, certified: false });
         }
@@ -203,13 +217,13 @@ pub(crate) fn round<O: LambdaOracle>(s: &mut Session<'_, O>, access: &Access, fi
                 Some((la.max(lb), sa.max(sb)))
             }
         };
-        if let Some((c, sc)) = line {
+        if let (Some((c, sc)), true) = (line, certifying) {
             if ky <= c + REL_TOL * (sy.max(sc) + f64::MIN_POSITIVE) {
                 return Ok(Round { point, value, certified: true });
             }
         }
         let (_, new) = s.add(y)?;
-        if !new {
+        if !new && certifying {
             return Ok(Round { point, value, certified: true });
         }
     }
