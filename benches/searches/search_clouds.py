@@ -63,12 +63,23 @@ def simulated(n: int, k: int = 10, stage: str = "mid", seed: int = 0) -> list[Cl
     return out
 
 
+def uniform(n: int, m: int = 200, seed: int = 0) -> list[Cloud]:
+    """``n`` unstructured instances: ``m`` points uniform in [−2, 1] × [0, 5], and gold (0, 0)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(n):
+        h = np.append(rng.uniform(-2.0, 1.0, m), 0.0)
+        g = np.append(rng.uniform(0.0, 5.0, m), 0.0)
+        out.append(Cloud(h=h, g=g, gold=m, instance=i))
+    return out
+
+
 def perturbed(clouds: list[Cloud], noise: float, seed: int = 1) -> list[Cloud]:
     """The same instances one SGD step later: every per-position score moves by N(0, noise)."""
     rng = np.random.default_rng(seed)
     out = []
     for c in clouds:
-        k = int(round(np.log2(len(c.h))))
+        k = round(np.log2(len(c.h)))
         ys = _labels(k)
         gold = ys[c.gold]
         flips = np.abs(ys - gold)

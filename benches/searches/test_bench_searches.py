@@ -77,7 +77,9 @@ def test_search_on_recorded_clouds(benchmark, name):
     benchmark.group = "search-recorded-clouds"
     oracles = _oracles(clouds)
     results = benchmark(lambda: [bicrit.search(name, o, SLACK) for o in oracles])
-    benchmark.extra_info["calls_per_inference"] = float(np.mean([r.calls["total"] for r in results]))
+    benchmark.extra_info["calls_per_inference"] = float(
+        np.mean([r.calls["total"] for r in results])
+    )
 
 
 def test_calls_table_beside_the_thesis(capsys):

@@ -16,7 +16,6 @@ from bicrit.surrogates import Surrogate
 __version__: str = _native.__version__
 
 
-
 def surrogate(name: str, **params: float) -> Any:
     """The surrogate ``name`` from the registry, built with ``params`` (see
     :mod:`bicrit.surrogates`); parameters outside the admissible domain raise
@@ -25,7 +24,12 @@ def surrogate(name: str, **params: float) -> Any:
 
 
 def search(
-    name: str, oracle: Any, surrogate: Any, *, warm: Any = None, xi: float | None = None,
+    name: str,
+    oracle: Any,
+    surrogate: Any,
+    *,
+    warm: Any = None,
+    xi: float | None = None,
     **options: Any,
 ) -> SearchResult:
     """Loss-augmented inference: the search ``name`` (see :mod:`bicrit.searches`) over

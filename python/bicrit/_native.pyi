@@ -10,9 +10,9 @@ def _error_for_tests(kind: str, message: str) -> None: ...
 
 # ---- surrogates and searches (rust/bicrit-py/src/{surrogates,searches}.rs) ----
 
-from typing import Any
+from typing import Any  # noqa: E402
 
-import numpy as np
+import numpy as np  # noqa: E402
 
 SURROGATE_NAMES: list[str]
 SEARCH_NAMES: list[str]

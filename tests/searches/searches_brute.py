@@ -16,7 +16,9 @@ from fractions import Fraction
 import numpy as np
 
 _T = np.unique(
-    np.concatenate([np.linspace(0.0, 1.0, 129), 10.0 ** -np.arange(1, 17), 1 - 10.0 ** -np.arange(1, 17)])
+    np.concatenate(
+        [np.linspace(0.0, 1.0, 129), 10.0 ** -np.arange(1, 17), 1 - 10.0 ** -np.arange(1, 17)]
+    )
 )
 
 

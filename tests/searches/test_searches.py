@@ -72,7 +72,9 @@ def oracle(h, g, gold, **kw):
 
 
 def tol(psi, h, g, *opts):
-    scale = max([float(np.max(np.abs(psi.value(np.array(h), np.array(g))))), *map(abs, opts), 1e-300])
+    scale = max(
+        [float(np.max(np.abs(psi.value(np.array(h), np.array(g))))), *map(abs, opts), 1e-300]
+    )
     return 1e-9 * scale
 
 
@@ -187,10 +189,14 @@ def test_abc_lemma():
     # A = [2, 4], B = [4, 2], C = [3 + ε, 3] for ψ = h·g, i.e. slack with h = H − 1. At
     # λ = 1 ∓ ε, C ties with B or A; any λ outside [1 − ε, 1 + ε] returns A or B.
     o = bicrit.PointSetOracle([1.0, 3.0, 2.0 + eps], [4.0, 2.0, 3.0])
-    for lam in np.concatenate([np.geomspace(0.01, 1 - 1.5 * eps, 50), np.geomspace(1 + 1.5 * eps, 100, 50)]):
+    for lam in np.concatenate(
+        [np.geomspace(0.01, 1 - 1.5 * eps, 50), np.geomspace(1 + 1.5 * eps, 100, 50)]
+    ):
         assert o.query(float(lam))[0][0] in (0, 1)
     for name in ["convex-hull", "convex-hull-ban", "angular"]:
-        r = bicrit.search(name, bicrit.PointSetOracle([1.0, 3.0, 2.0 + eps], [4.0, 2.0, 3.0]), SLACK)
+        r = bicrit.search(
+            name, bicrit.PointSetOracle([1.0, 3.0, 2.0 + eps], [4.0, 2.0, 3.0]), SLACK
+        )
         assert r.labels == [2], name
 
 
@@ -208,7 +214,11 @@ class ListOracle:
 
     def query(self, lam, ban=(), k=1, cone=None):
         self.calls += 1
-        cand = [it for it in self.items if it[0] not in ban and (cone is None or cone.contains(it[1], it[2]))]
+        cand = [
+            it
+            for it in self.items
+            if it[0] not in ban and (cone is None or cone.contains(it[1], it[2]))
+        ]
         if lam == 0:
             key = lambda it: (it[1], it[2])  # noqa: E731
         elif math.isinf(lam):
@@ -239,7 +249,8 @@ class PySlack:
 
 
 @pytest.mark.parametrize(
-    "name", ["convex-hull", "convex-hull-ban", "convex-hull-kbest", "angular", "bisecting", "binary"]
+    "name",
+    ["convex-hull", "convex-hull-ban", "convex-hull-kbest", "angular", "bisecting", "binary"],
 )
 def test_python_oracle_and_surrogate_match_the_native_path(name):
     rng = np.random.default_rng(3)
@@ -316,11 +327,15 @@ def test_incompatible_combinations_are_refused_before_any_call():
     with pytest.raises(IncompatibleError, match="constrained"):
         bicrit.search("angular", bicrit.PointSetOracle([0.0], [0.0], cone=False), SLACK)
     with pytest.raises(IncompatibleError, match="ban-list"):
-        bicrit.search("convex-hull", bicrit.PointSetOracle([0.0], [0.0], ban=False), SLACK, integral="ban")
+        bicrit.search(
+            "convex-hull", bicrit.PointSetOracle([0.0], [0.0], ban=False), SLACK, integral="ban"
+        )
     with pytest.raises(IncompatibleError, match="ξ_i"):
         bicrit.search("sarawagi", o, SLACK)
     # β = 1 is slack rescaling exactly: the product-form searches accept it.
-    assert bicrit.search("angular", o, bicrit.surrogate("beta", beta=1.0)).value == pytest.approx(2.0)
+    assert bicrit.search("angular", o, bicrit.surrogate("beta", beta=1.0)).value == pytest.approx(
+        2.0
+    )
 
 
 def test_options_and_names_are_checked():
@@ -339,7 +354,15 @@ def test_options_and_names_are_checked():
 
 def test_registry_names_and_capabilities():
     names = bicrit.registry.names("search")
-    for n in ["sarawagi", "binary", "bisecting", "angular", "convex-hull", "convex-hull-ban", "convex-hull-kbest"]:
+    for n in [
+        "sarawagi",
+        "binary",
+        "bisecting",
+        "angular",
+        "convex-hull",
+        "convex-hull-ban",
+        "convex-hull-kbest",
+    ]:
         assert n in names
     caps = bicrit.registry.get("search", "angular").capabilities
     assert "cone" in caps["oracle"] and caps["guarantee"].startswith("exact")

@@ -136,7 +136,16 @@ def test_parameters_outside_the_domain_are_refused(name, params, match):
 
 def test_registry_names_and_unknown_names():
     names = bicrit.registry.names("surrogate")
-    for n in ["margin", "slack", "generalized", "beta", "log", "probloss", "probloss-convex", "microf1"]:
+    for n in [
+        "margin",
+        "slack",
+        "generalized",
+        "beta",
+        "log",
+        "probloss",
+        "probloss-convex",
+        "microf1",
+    ]:
         assert n in names
     caps = bicrit.registry.get("surrogate", "slack").capabilities
     assert caps["product_form"] is True and "angular" in caps["searches"]

@@ -168,7 +168,9 @@ class Search:
         """Raises :class:`~bicrit.errors.IncompatibleError` for a combination it cannot run."""
         self._spec.check(oracle, _as_surrogate(surrogate))
 
-    def run(self, oracle: Any, surrogate: Any, *, warm: Any = None, xi: float | None = None) -> SearchResult:
+    def run(
+        self, oracle: Any, surrogate: Any, *, warm: Any = None, xi: float | None = None
+    ) -> SearchResult:
         """One inference."""
         if isinstance(warm, SearchResult):
             warm = warm.warm
@@ -190,8 +192,15 @@ def _as_surrogate(surrogate: Any) -> Any:
     return surrogate
 
 
-def run(name: str, oracle: Any, surrogate: Any, *, warm: Any = None, xi: float | None = None,
-        **options: Any) -> SearchResult:
+def run(
+    name: str,
+    oracle: Any,
+    surrogate: Any,
+    *,
+    warm: Any = None,
+    xi: float | None = None,
+    **options: Any,
+) -> SearchResult:
     """Looks ``name`` up in the registry, builds it with ``options`` and runs one inference."""
     from bicrit import registry
 
@@ -202,41 +211,69 @@ def run(name: str, oracle: Any, surrogate: Any, *, warm: Any = None, xi: float |
 _BUILTINS: dict[str, tuple[str, dict[str, Any]]] = {
     "sarawagi": (
         "Sarawagi–Gupta: golden-section search on the convex bound of the cutting-plane form",
-        {"oracle": ["lambda"], "surrogates": "product form", "needs_xi": True,
-         "guarantee": "approximate", "target": "integral", "learners": ["cutting-plane (n-slack)"]},
+        {
+            "oracle": ["lambda"],
+            "surrogates": "product form",
+            "needs_xi": True,
+            "guarantee": "approximate",
+            "target": "integral",
+            "learners": ["cutting-plane (n-slack)"],
+        },
     ),
     "binary": (
         "binary search on the convex upper bound F̄(λ) (Lemma binary_upper)",
-        {"oracle": ["lambda"], "surrogates": "product form", "guarantee": "approximate",
-         "target": "integral"},
+        {
+            "oracle": ["lambda"],
+            "surrogates": "product form",
+            "guarantee": "approximate",
+            "target": "integral",
+        },
     ),
     "bisecting": (
         "bisecting search (Alg. bisecting), warm-startable from λ",
-        {"oracle": ["lambda"], "surrogates": "product form", "guarantee": "approximate",
-         "target": "integral"},
+        {
+            "oracle": ["lambda"],
+            "surrogates": "product form",
+            "guarantee": "approximate",
+            "target": "integral",
+        },
     ),
     "angular": (
         "angular search with the constrained λ-oracle (Alg. angular)",
-        {"oracle": ["lambda", "cone"], "surrogates": "product form, shift 1 (slack)",
-         "guarantee": "exact, ≤ 2M + 3 calls; (1 + eps)-optimal with eps > 0",
-         "target": "integral"},
+        {
+            "oracle": ["lambda", "cone"],
+            "surrogates": "product form, shift 1 (slack)",
+            "guarantee": "exact, ≤ 2M + 3 calls; (1 + eps)-optimal with eps > 0",
+            "target": "integral",
+        },
     ),
     "convex-hull": (
         "convex hull search (Alg. convexhull_search) with the optimal λ at each step",
-        {"oracle": ["lambda"], "surrogates": "any quasi-concave increasing",
-         "guarantee": "exact over the convex hull, ≤ chain vertices + 1 calls",
-         "target": "convex hull (fractional answers on an edge)",
-         "options": {"integral": ["none", "ban", "kbest"]}},
+        {
+            "oracle": ["lambda"],
+            "surrogates": "any quasi-concave increasing",
+            "guarantee": "exact over the convex hull, ≤ chain vertices + 1 calls",
+            "target": "convex hull (fractional answers on an edge)",
+            "options": {"integral": ["none", "ban", "kbest"]},
+        },
     ),
     "convex-hull-ban": (
         "convex hull search + ban-list recovery of the exact integral optimum",
-        {"oracle": ["lambda", "ban"], "surrogates": "any quasi-concave increasing",
-         "guarantee": "exact", "target": "integral"},
+        {
+            "oracle": ["lambda", "ban"],
+            "surrogates": "any quasi-concave increasing",
+            "guarantee": "exact",
+            "target": "integral",
+        },
     ),
     "convex-hull-kbest": (
         "convex hull search + k-best recovery of the exact integral optimum",
-        {"oracle": ["lambda", "kbest"], "surrogates": "any quasi-concave increasing",
-         "guarantee": "exact", "target": "integral"},
+        {
+            "oracle": ["lambda", "kbest"],
+            "surrogates": "any quasi-concave increasing",
+            "guarantee": "exact",
+            "target": "integral",
+        },
     ),
 }
 

@@ -77,15 +77,25 @@ def plot_search(
                     ax.axhline(b, color="tab:blue", lw=0.7, alpha=0.6)
                 else:
                     k = a + lam * b  # the oracle's line h + λg = K through the answer
-                    ax.plot(hlim, [(k - hlim[0]) / lam, (k - hlim[1]) / lam], color="tab:blue", lw=0.7, alpha=0.6)
+                    ax.plot(
+                        hlim,
+                        [(k - hlim[0]) / lam, (k - hlim[1]) / lam],
+                        color="tab:blue",
+                        lw=0.7,
+                        alpha=0.6,
+                    )
                 ax.scatter([a], [b], marker="x", c="tab:blue", zorder=4)
-                ax.annotate(str(i + 1), (a, b), textcoords="offset points", xytext=(4, 4), fontsize=7)
+                ax.annotate(
+                    str(i + 1), (a, b), textcoords="offset points", xytext=(4, 4), fontsize=7
+                )
             if q["cone"] is not None:
                 lo, _, hi, _ = q["cone"]
                 for slope in (lo, hi):
                     if math.isfinite(slope):
                         xs = np.array([-1.0, hlim[1]])
-                        ax.plot(xs, slope * (xs + 1.0), color="tab:green", lw=0.6, ls="--", alpha=0.6)
+                        ax.plot(
+                            xs, slope * (xs + 1.0), color="tab:green", lw=0.6, ls="--", alpha=0.6
+                        )
     if result is not None and result.points:
         pts = np.array(result.points)
         ax.scatter(pts[:, 0], pts[:, 1], marker="*", s=160, c="tab:red", zorder=5, label="answer")
@@ -93,14 +103,18 @@ def plot_search(
             w = np.array(result.weights)
             p = w @ pts
             ax.plot(pts[:, 0], pts[:, 1], color="tab:red", lw=1.2)
-            ax.scatter([p[0]], [p[1]], marker="D", s=50, c="tab:red", zorder=5, label="fractional optimum")
+            ax.scatter(
+                [p[0]], [p[1]], marker="D", s=50, c="tab:red", zorder=5, label="fractional optimum"
+            )
     ax.set_xlim(*hlim)
     ax.set_ylim(*glim)
     ax.set_xlabel("h (margin)")
     ax.set_ylabel("g (loss)")
     name = getattr(psi, "name", type(psi).__name__)
     if title is None and result is not None:
-        title = f"{result.search}, ψ = {name}: Φ = {result.value:.4g}, {result.calls['total']} calls"
+        title = (
+            f"{result.search}, ψ = {name}: Φ = {result.value:.4g}, {result.calls['total']} calls"
+        )
     if title:
         ax.set_title(title, fontsize=9)
     ax.legend(loc="best", fontsize=7)

@@ -10,6 +10,7 @@
 //!   `relaxed` (missing: False).
 //! * `gold()` (optional): the gold label as `(label, h, g)`, or None.
 //! * `evaluate(labels)` (optional): the current `(h, g)` of earlier labels (warm starts).
+//!
 //! Labels are opaque Python objects. Exceptions raised inside are re-raised unchanged.
 
 use std::sync::Arc;
@@ -101,7 +102,12 @@ impl<'py> LambdaOracle for PyOracle<'py> {
             kwargs.set_item("k", q.k)?;
             match q.cone {
                 Some(c) => {
-                    let cone = py.import("bicrit.searches")?.getattr("Cone")?.call1((c.lo, c.lo_closed, c.hi, c.hi_closed))?;
+                    let cone = py.import("bicrit.searches")?.getattr("Cone")?.call1((
+                        c.lo,
+                        c.lo_closed,
+                        c.hi,
+                        c.hi_closed,
+                    ))?;
                     kwargs.set_item("cone", cone)?;
                 }
                 None => kwargs.set_item("cone", py.None())?,
@@ -109,10 +115,10 @@ impl<'py> LambdaOracle for PyOracle<'py> {
             self.obj.call_method("query", (lam,), Some(&kwargs))
         };
         let out = inner().map_err(stash)?;
-        let items: Vec<Bound<'py, PyAny>> = out
-            .try_iter()
-            .and_then(|it| it.collect::<PyResult<Vec<_>>>())
-            .map_err(|_| Error::input(format!("oracle {}.query must return a list of (label, h, g)", self.what)))?;
+        let items: Vec<Bound<'py, PyAny>> =
+            out.try_iter().and_then(|it| it.collect::<PyResult<Vec<_>>>()).map_err(|_| {
+                Error::input(format!("oracle {}.query must return a list of (label, h, g)", self.what))
+            })?;
         items.iter().map(|i| self.triple(i)).collect()
     }
 
@@ -133,9 +139,9 @@ impl<'py> LambdaOracle for PyOracle<'py> {
         }
         let list = PyTuple::new(py, labels.iter().map(|l| l.0.bind(py).clone())).map_err(stash)?;
         let out = self.obj.call_method1("evaluate", (list,)).map_err(stash)?;
-        let pairs: Vec<(f64, f64)> = out
-            .extract()
-            .map_err(|_| Error::input(format!("oracle {}.evaluate must return a list of (h, g)", self.what)))?;
+        let pairs: Vec<(f64, f64)> = out.extract().map_err(|_| {
+            Error::input(format!("oracle {}.evaluate must return a list of (h, g)", self.what))
+        })?;
         if pairs.len() != labels.len() {
             return Err(Error::input(format!(
                 "oracle {}.evaluate returned {} pairs for {} labels",

@@ -53,7 +53,7 @@ impl PySurrogate {
     fn pair(&self, method: &str, h: f64, g: f64) -> Result<(f64, f64)> {
         Python::attach(|py| {
             let r = self.obj.bind(py).call_method1(method, (h, g)).map_err(stash)?;
-            r.extract::<(f64, f64)>().map_err(|e| stash(e.into()))
+            r.extract::<(f64, f64)>().map_err(stash)
         })
     }
 }
@@ -83,7 +83,7 @@ impl Surrogate for PySurrogate {
     fn try_value(&self, h: f64, g: f64) -> Result<f64> {
         Python::attach(|py| {
             let r = self.obj.bind(py).call_method1("value", (h, g)).map_err(stash)?;
-            r.extract::<f64>().map_err(|e| stash(e.into()))
+            r.extract::<f64>().map_err(stash)
         })
     }
     fn try_grad(&self, h: f64, g: f64) -> Result<(f64, f64)> {

@@ -34,12 +34,16 @@ impl PySearchSpec {
                 let res = if key == "integral" {
                     match v.extract::<String>() {
                         Ok(s) => inner.set_integral(&s),
-                        Err(_) => Err(Error::param(format!("search '{name}': option integral must be a string"))),
+                        Err(_) => {
+                            Err(Error::param(format!("search '{name}': option integral must be a string")))
+                        }
                     }
                 } else {
                     match v.extract::<f64>() {
                         Ok(x) => inner.set(&key, x),
-                        Err(_) => Err(Error::param(format!("search '{name}': option {key} must be a number, got {v}"))),
+                        Err(_) => Err(Error::param(format!(
+                            "search '{name}': option {key} must be a number, got {v}"
+                        ))),
                     }
                 };
                 res.map_err(|e| to_py(py, e))?;
@@ -121,7 +125,10 @@ impl PyPointSet {
 
     /// Same points, no gold label.
     fn without_gold(&self, py: Python<'_>) -> Self {
-        PyPointSet { inner: self.inner.clone().without_gold(), labels: self.labels.as_ref().map(|l| l.iter().map(|x| x.clone_ref(py)).collect()) }
+        PyPointSet {
+            inner: self.inner.clone().without_gold(),
+            labels: self.labels.as_ref().map(|l| l.iter().map(|x| x.clone_ref(py)).collect()),
+        }
     }
 
     /// Number of points.
@@ -162,12 +169,15 @@ impl PyPointSet {
         k: usize,
         cone: Option<(f64, bool, f64, bool)>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let lambda = bicrit_core::Lambda::from_f64(lam)
-            .ok_or_else(|| to_py(py, Error::input(format!("λ = {lam} must be ≥ 0 (0 and inf are lexicographic)"))))?;
-        let cone = cone.map(|(lo, lo_closed, hi, hi_closed)| bicrit_core::Cone { lo, lo_closed, hi, hi_closed });
+        let lambda = bicrit_core::Lambda::from_f64(lam).ok_or_else(|| {
+            to_py(py, Error::input(format!("λ = {lam} must be ≥ 0 (0 and inf are lexicographic)")))
+        })?;
+        let cone =
+            cone.map(|(lo, lo_closed, hi, hi_closed)| bicrit_core::Cone { lo, lo_closed, hi, hi_closed });
         let q = bicrit_core::PlaneQuery { lambda, ban: &ban, k, cone };
         let pts = self.inner.query(&q).map_err(|e| to_py(py, e))?;
-        let items: Vec<(Py<PyAny>, f64, f64)> = pts.into_iter().map(|p| (self.label(py, p.label), p.h, p.g)).collect();
+        let items: Vec<(Py<PyAny>, f64, f64)> =
+            pts.into_iter().map(|p| (self.label(py, p.label), p.h, p.g)).collect();
         PyList::new(py, items)
     }
 
@@ -306,7 +316,10 @@ pub fn run_search<'py>(
             None => None,
             Some(Warm::Index(w)) => Some(w.clone()),
             Some(Warm::Py(_)) => {
-                return Err(to_py(py, Error::input("warm start from a result on a Python oracle cannot seed a PointSetOracle")))
+                return Err(to_py(
+                    py,
+                    Error::input("warm start from a result on a Python oracle cannot seed a PointSetOracle"),
+                ))
             }
         };
         let mut guard = ps.borrow_mut();
@@ -329,13 +342,18 @@ pub fn run_search<'py>(
         None => None,
         Some(Warm::Py(w)) => Some(w.clone()),
         Some(Warm::Index(_)) => {
-            return Err(to_py(py, Error::input("warm start from a PointSetOracle result cannot seed a Python oracle")))
+            return Err(to_py(
+                py,
+                Error::input("warm start from a PointSetOracle result cannot seed a Python oracle"),
+            ))
         }
     };
     let mut adapter = PyOracle::new(oracle)?;
     adapter.check_gold()?;
     let out = match &native_psi {
-        Some(b) => errors::with_gil(py, || spec.run(&mut adapter, b.get().inner.as_ref(), warm_py.as_ref(), xi))?,
+        Some(b) => {
+            errors::with_gil(py, || spec.run(&mut adapter, b.get().inner.as_ref(), warm_py.as_ref(), xi))?
+        }
         None => {
             let psi = PySurrogate::new(surrogate)?;
             errors::with_gil(py, || spec.run(&mut adapter, &psi, warm_py.as_ref(), xi))?

@@ -8,6 +8,9 @@ use pyo3::types::PyDict;
 
 use crate::errors::{self, to_py};
 
+/// Two arrays (∂ψ/∂h, ∂ψ/∂g).
+type ArrayPair<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>);
+
 /// A built-in surrogate ψ(h, g).
 #[pyclass(name = "Surrogate", module = "bicrit._native", frozen)]
 pub struct PySurrogateBuiltin {
@@ -52,7 +55,12 @@ impl PySurrogateBuiltin {
             for (k, v) in d.iter() {
                 let key: String = k.extract()?;
                 let val: f64 = v.extract().map_err(|_| {
-                    to_py(py, Error::param(format!("surrogate '{name}': parameter {key} must be a number, got {v}")))
+                    to_py(
+                        py,
+                        Error::param(format!(
+                            "surrogate '{name}': parameter {key} must be a number, got {v}"
+                        )),
+                    )
                 })?;
                 p.push((key, val));
             }
@@ -109,7 +117,7 @@ impl PySurrogateBuiltin {
         py: Python<'py>,
         h: PyReadonlyArray1<'py, f64>,
         g: PyReadonlyArray1<'py, f64>,
-    ) -> PyResult<(Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>)> {
+    ) -> PyResult<ArrayPair<'py>> {
         let (h, g) = (h.as_slice()?.to_vec(), g.as_slice()?.to_vec());
         let s = self.inner.as_ref();
         let (a, b) = errors::native(py, || eval_arrays(s, &h, &g, |s, x, y| s.grad(x, y)))?;

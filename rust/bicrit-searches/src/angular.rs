@@ -111,9 +111,14 @@ impl Search for Angular {
             // With a λ₀ (option or warm start) the first angle is the whole open quadrant of
             // slopes (0, ∞); its answer's line bounds every label, H ≤ K and G ≤ K/λ₀, which is
             // all the floor below needs.
-            Some(l) => {
-                Angle { lo: 0.0, lo_closed: false, hi: f64::INFINITY, hi_closed: false, bound: f64::INFINITY, lambda: l }
-            }
+            Some(l) => Angle {
+                lo: 0.0,
+                lo_closed: false,
+                hi: f64::INFINITY,
+                hi_closed: false,
+                bound: f64::INFINITY,
+                lambda: l,
+            },
             None => {
                 // The thesis's start: O(0), O(∞) fix Ĥ = max H, Ĝ = max G and λ₀ = Ĥ/Ĝ; the first
                 // angle is (Φ̂/Ĥ², Ĝ²/Φ̂), outside which nothing beats Φ̂.
@@ -213,7 +218,8 @@ impl Search for Angular {
         }
         if s.known.is_empty() && s.budget_left() {
             // No gold label and no label in the open quadrant: return the λ₀ answer.
-            if let Some(y) = s.query(Lambda::Finite(lambda0.unwrap_or(1.0)), &[], 1, None)?.into_iter().next() {
+            if let Some(y) = s.query(Lambda::Finite(lambda0.unwrap_or(1.0)), &[], 1, None)?.into_iter().next()
+            {
                 s.add(y)?;
             }
         }

@@ -56,7 +56,8 @@ impl Search for Binary {
             s.warm_points(w)?;
         }
         let (mut lo, mut hi) = (0.0f64, f64::INFINITY);
-        let (mut at_lo, mut at_hi): (Option<(f64, f64)>, Option<(f64, f64)>) = (None, None);
+        let mut at_lo: Option<(f64, f64)> = None;
+        let mut at_hi: Option<(f64, f64)> = None;
         while s.budget_left() {
             let Some((big_h, g, k)) = st.ask(s, lambda * lambda)? else { break };
             if st.upper <= best_phi(s) || k <= 0.0 {

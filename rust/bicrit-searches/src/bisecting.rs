@@ -47,7 +47,11 @@ impl ProductState {
     }
 
     /// Queries O(λ), records the label and the bound; returns (H, G, K) of the answer.
-    pub fn ask<O: LambdaOracle>(&mut self, s: &mut Session<'_, O>, lambda: f64) -> Result<Option<(f64, f64, f64)>> {
+    pub fn ask<O: LambdaOracle>(
+        &mut self,
+        s: &mut Session<'_, O>,
+        lambda: f64,
+    ) -> Result<Option<(f64, f64, f64)>> {
         let Some(y) = s.query(Lambda::Finite(lambda), &[], 1, None)?.into_iter().next() else {
             self.upper = 0.0;
             return Ok(None);
@@ -104,7 +108,8 @@ impl Search for Bisecting {
         }
         let (mut lo, mut hi) = (0.0f64, f64::INFINITY);
         let (mut hr, mut gr) = ((0.0f64, f64::INFINITY), (0.0f64, f64::INFINITY));
-        let (mut at_lo, mut at_hi): (Option<(f64, f64)>, Option<(f64, f64)>) = (None, None);
+        let mut at_lo: Option<(f64, f64)> = None;
+        let mut at_hi: Option<(f64, f64)> = None;
         while s.budget_left() {
             let Some((big_h, g, k)) = st.ask(s, lambda)? else { break };
             let phi = best_phi(s);

@@ -157,7 +157,11 @@ fn line_value(lambda: Lambda, h: f64, g: f64) -> (f64, f64) {
 }
 
 /// Runs convex hull search rounds until the certificate holds (or the budget ends).
-pub(crate) fn round<O: LambdaOracle>(s: &mut Session<'_, O>, access: &Access, first: Option<Lambda>) -> Result<Round> {
+pub(crate) fn round<O: LambdaOracle>(
+    s: &mut Session<'_, O>,
+    access: &Access,
+    first: Option<Lambda>,
+) -> Result<Round> {
     let mut first = first;
     let mut started = false;
     loop {

@@ -28,7 +28,11 @@ pub enum Integral {
 }
 
 /// Runs the recovery loop; the result is the exact integral optimum (certified upper bound).
-pub(crate) fn recover<O: LambdaOracle>(s: &mut Session<'_, O>, how: Integral, first: Option<Lambda>) -> Result<Found<O::Label>> {
+pub(crate) fn recover<O: LambdaOracle>(
+    s: &mut Session<'_, O>,
+    how: Integral,
+    first: Option<Lambda>,
+) -> Result<Found<O::Label>> {
     let access = if how == Integral::KBest { Access::KBest } else { Access::Ban };
     let mut first = first;
     let mut bound: Option<f64>;

@@ -188,7 +188,12 @@ impl<L: Clone> Found<L> {
                 let c = &s.known[i];
                 Found {
                     value: c.phi,
-                    answer: vec![Item { label: c.point.label.clone(), h: c.point.h, g: c.point.g, weight: 1.0 }],
+                    answer: vec![Item {
+                        label: c.point.label.clone(),
+                        h: c.point.h,
+                        g: c.point.g,
+                        weight: 1.0,
+                    }],
                     upper_bound: upper_bound.map(|u| u.max(c.phi)),
                     is_gold: c.gold,
                 }
@@ -259,12 +264,17 @@ impl SearchSpec {
             "bisecting" => SearchSpec::Bisecting(Bisecting::default()),
             "angular" => SearchSpec::Angular(Angular::default()),
             "convex-hull" => SearchSpec::ConvexHull(ConvexHull::default()),
-            "convex-hull-ban" => SearchSpec::ConvexHull(ConvexHull { integral: Integral::Ban, ..ConvexHull::default() }),
+            "convex-hull-ban" => {
+                SearchSpec::ConvexHull(ConvexHull { integral: Integral::Ban, ..ConvexHull::default() })
+            }
             "convex-hull-kbest" => {
                 SearchSpec::ConvexHull(ConvexHull { integral: Integral::KBest, ..ConvexHull::default() })
             }
             _ => {
-                return Err(Error::param(format!("unknown search '{name}'; known searches: {}", NAMES.join(", "))))
+                return Err(Error::param(format!(
+                    "unknown search '{name}'; known searches: {}",
+                    NAMES.join(", ")
+                )))
             }
         })
     }
@@ -273,7 +283,8 @@ impl SearchSpec {
     /// values outside their domain with an [`Error::InvalidParameter`] naming both.
     pub fn set(&mut self, option: &str, value: f64) -> Result<()> {
         let name = self.name();
-        let bad = |dom: &str| Error::param(format!("search '{name}': option {option} = {value} must be {dom}"));
+        let bad =
+            |dom: &str| Error::param(format!("search '{name}': option {option} = {value} must be {dom}"));
         let positive_int = |v: f64| v.is_finite() && v >= 1.0 && v.fract() == 0.0;
         match (self, option) {
             (s, "max_calls") => {
@@ -354,7 +365,9 @@ impl SearchSpec {
     /// Option names accepted by [`SearchSpec::set`] (and `integral` for convex hull).
     pub fn option_names(&self) -> &'static [&'static str] {
         match self {
-            SearchSpec::Sarawagi(_) | SearchSpec::Binary(_) | SearchSpec::Bisecting(_) => &["max_calls", "lambda0", "tol"],
+            SearchSpec::Sarawagi(_) | SearchSpec::Binary(_) | SearchSpec::Bisecting(_) => {
+                &["max_calls", "lambda0", "tol"]
+            }
             SearchSpec::Angular(_) => &["max_calls", "lambda0", "eps"],
             SearchSpec::ConvexHull(_) => &["max_calls", "lambda0", "integral"],
         }
@@ -401,7 +414,11 @@ impl SearchSpec {
                 psi.product_shift()
             )));
         }
-        let missing = [(r.cone, caps.cone, "the constrained λ-oracle (cone)"), (r.ban, caps.ban, "a ban-list oracle"), (r.kbest, caps.kbest, "a k-best oracle")];
+        let missing = [
+            (r.cone, caps.cone, "the constrained λ-oracle (cone)"),
+            (r.ban, caps.ban, "a ban-list oracle"),
+            (r.kbest, caps.kbest, "a k-best oracle"),
+        ];
         for (needed, has, what) in missing {
             if needed && !has {
                 return Err(Error::incompatible(format!(

@@ -36,7 +36,10 @@ impl PointSetOracle {
         bicrit_core::error::check_finite("g", &g)?;
         let gold = match gold {
             Some(i) if i >= h.len() => {
-                return Err(Error::input(format!("gold index {i} is outside the point set of {} points", h.len())))
+                return Err(Error::input(format!(
+                    "gold index {i} is outside the point set of {} points",
+                    h.len()
+                )))
             }
             Some(i) => Some(i),
             None => (0..h.len()).find(|&i| h[i] == 0.0 && g[i] == 0.0),
@@ -172,7 +175,10 @@ impl LambdaOracle for PointSetOracle {
                 if i < self.h.len() {
                     Ok(Point { label: i, h: self.h[i], g: self.g[i] })
                 } else {
-                    Err(Error::input(format!("label {i} is outside the point set of {} points", self.h.len())))
+                    Err(Error::input(format!(
+                        "label {i} is outside the point set of {} points",
+                        self.h.len()
+                    )))
                 }
             })
             .collect::<Result<Vec<_>>>()
@@ -191,12 +197,18 @@ mod tests {
 
     #[test]
     fn lexicographic_extremes_and_ties() {
-        let mut o = PointSetOracle::new(vec![0.0, 2.0, 2.0, 1.0, 0.5], vec![0.0, 1.0, 3.0, 3.0, 2.0], None).unwrap();
+        let mut o =
+            PointSetOracle::new(vec![0.0, 2.0, 2.0, 1.0, 0.5], vec![0.0, 1.0, 3.0, 3.0, 2.0], None).unwrap();
         assert_eq!(o.gold_index(), Some(0));
         assert_eq!(o.query(&q(Lambda::Zero)).unwrap()[0].label, 2);
         assert_eq!(o.query(&q(Lambda::Infinity)).unwrap()[0].label, 2);
         // λ = 1: values 0, 3, 5, 4, 2.5.
-        let top3: Vec<usize> = o.query(&PlaneQuery { k: 3, ..q(Lambda::Finite(1.0)) }).unwrap().iter().map(|p| p.label).collect();
+        let top3: Vec<usize> = o
+            .query(&PlaneQuery { k: 3, ..q(Lambda::Finite(1.0)) })
+            .unwrap()
+            .iter()
+            .map(|p| p.label)
+            .collect();
         assert_eq!(top3, vec![2, 3, 1]);
         // Collinear tie on the line h + g = 3: (3, 0), (1.5, 1.5), (0, 3) → largest g wins.
         let mut c = PointSetOracle::new(vec![3.0, 1.5, 0.0], vec![0.0, 1.5, 3.0], None).unwrap();
@@ -220,7 +232,10 @@ mod tests {
         assert!(PointSetOracle::new(vec![1.0], vec![1.0, 2.0], None).is_err());
         assert!(PointSetOracle::new(vec![1.0], vec![1.0], Some(3)).is_err());
         let mut lim = o.clone().with_capabilities(Capabilities::default());
-        assert!(matches!(lim.query(&PlaneQuery { ban: &ban, ..q(Lambda::Zero) }), Err(Error::Unsupported(_))));
+        assert!(matches!(
+            lim.query(&PlaneQuery { ban: &ban, ..q(Lambda::Zero) }),
+            Err(Error::Unsupported(_))
+        ));
         assert_eq!(o.evaluate(&[2, 1]).unwrap().unwrap()[0].h, 3.0);
     }
 }

@@ -48,25 +48,27 @@ impl Search for Sarawagi {
         warm: Option<&WarmStart<O::Label>>,
         xi: Option<f64>,
     ) -> Result<Found<O::Label>> {
-        let xi = match xi {
-            Some(x) if x.is_finite() && x >= 0.0 => x,
-            Some(x) => return Err(Error::input(format!("sarawagi: the slack ξ_i = {x} must be finite and ≥ 0"))),
-            None => {
-                return Err(Error::incompatible(
+        let xi =
+            match xi {
+                Some(x) if x.is_finite() && x >= 0.0 => x,
+                Some(x) => {
+                    return Err(Error::input(format!("sarawagi: the slack ξ_i = {x} must be finite and ≥ 0")))
+                }
+                None => return Err(Error::incompatible(
                     "search 'sarawagi' needs the instance's slack ξ_i (n-slack cutting plane only); pass xi",
-                ))
-            }
-        };
+                )),
+            };
         let mut st = ProductState::new(s);
         if let Some(w) = warm {
             s.warm_points(w)?;
         }
         let start = self.lambda0.or(warm.and_then(|w| w.lambda)).unwrap_or(1.0);
         // F at t = ln λ with the answer's (H, G); None when the oracle has no label.
-        let f = |s: &mut Session<'_, O>, st: &mut ProductState, t: f64| -> Result<Option<(f64, (f64, f64))>> {
-            let lambda = t.clamp(-600.0, 600.0).exp();
-            Ok(st.ask(s, lambda)?.map(|(h, g, k)| (k - 2.0 * (xi * lambda).sqrt(), (h, g))))
-        };
+        let f =
+            |s: &mut Session<'_, O>, st: &mut ProductState, t: f64| -> Result<Option<(f64, (f64, f64))>> {
+                let lambda = t.clamp(-600.0, 600.0).exp();
+                Ok(st.ask(s, lambda)?.map(|(h, g, k)| (k - 2.0 * (xi * lambda).sqrt(), (h, g))))
+            };
         let stop = |s: &Session<'_, O>, st: &ProductState| !s.budget_left() || st.upper <= best_phi(s);
         // Bracket the minimum: step in t = ln λ (growing steps) until F increases.
         let mut a = start.ln();

@@ -39,7 +39,12 @@ pub struct Session<'a, O: LambdaOracle> {
 
 impl<'a, O: LambdaOracle> Session<'a, O> {
     /// Starts an inference; the gold label (when the oracle knows it) becomes the first candidate.
-    pub fn new(oracle: &'a mut O, psi: &'a dyn Surrogate, max_calls: usize, need_nonneg_g: bool) -> Result<Self> {
+    pub fn new(
+        oracle: &'a mut O,
+        psi: &'a dyn Surrogate,
+        max_calls: usize,
+        need_nonneg_g: bool,
+    ) -> Result<Self> {
         let gold = oracle.gold();
         let mut s = Session {
             oracle,
@@ -110,7 +115,13 @@ impl<'a, O: LambdaOracle> Session<'a, O> {
     }
 
     /// One oracle query, counted by kind and traced; every answer is checked for NaN/inf.
-    pub fn query(&mut self, lambda: Lambda, ban: &[O::Label], k: usize, cone: Option<Cone>) -> Result<Vec<Point<O::Label>>> {
+    pub fn query(
+        &mut self,
+        lambda: Lambda,
+        ban: &[O::Label],
+        k: usize,
+        cone: Option<Cone>,
+    ) -> Result<Vec<Point<O::Label>>> {
         if let Lambda::Finite(l) = lambda {
             if !(l.is_finite() && l > 0.0) {
                 return Err(Error::input(format!("internal: λ = {l} is not a positive finite value")));
@@ -119,7 +130,11 @@ impl<'a, O: LambdaOracle> Session<'a, O> {
         let q = PlaneQuery { lambda, ban, k: k.max(1), cone };
         let answers = self.oracle.query(&q)?;
         if answers.len() > q.k {
-            return Err(Error::input(format!("the oracle returned {} answers for k = {}", answers.len(), q.k)));
+            return Err(Error::input(format!(
+                "the oracle returned {} answers for k = {}",
+                answers.len(),
+                q.k
+            )));
         }
         for p in &answers {
             self.check_point("an oracle answer", p)?;
@@ -191,7 +206,8 @@ impl<'a, O: LambdaOracle> Session<'a, O> {
     /// (plus the best one), and the last λ.
     pub fn warm_start(&self) -> WarmStart<O::Label> {
         let idx: Vec<usize> = (0..self.known.len()).filter(|&i| !self.known[i].gold).collect();
-        let pts: Vec<(f64, f64)> = idx.iter().map(|&i| (self.known[i].point.h, self.known[i].point.g)).collect();
+        let pts: Vec<(f64, f64)> =
+            idx.iter().map(|&i| (self.known[i].point.h, self.known[i].point.g)).collect();
         let mut keep: Vec<usize> = upper_right_chain(&pts).into_iter().map(|j| idx[j]).collect();
         if let Some(b) = self.best() {
             if !self.known[b].gold && !keep.contains(&b) {

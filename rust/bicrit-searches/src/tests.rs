@@ -82,7 +82,7 @@ fn abc_lemma_hull_search_finds_c_while_lambda_avoiding_one_misses_it() {
 #[test]
 fn gold_is_the_floor_and_degenerate_sets() {
     // Every label has Φ < 0 under slack (h < −1): return gold with loss 0.
-    let mut o = PointSetOracle::new(vec![0.0, -2.0, -1.5], vec![0.0, 3.0, 1.0], None).unwrap();
+    let o = PointSetOracle::new(vec![0.0, -2.0, -1.5], vec![0.0, 3.0, 1.0], None).unwrap();
     for name in ["angular", "bisecting", "binary", "convex-hull-ban", "convex-hull-kbest"] {
         let out = run(name, &mut o.clone(), &SlackRescaling);
         assert!(out.is_gold, "{name}");
@@ -92,7 +92,8 @@ fn gold_is_the_floor_and_degenerate_sets() {
     // A single label that is the gold label.
     let mut single = PointSetOracle::new(vec![0.0], vec![0.0], None).unwrap();
     for name in crate::NAMES {
-        let out = SearchSpec::from_name(name).unwrap().run(&mut single, &SlackRescaling, None, Some(1.0)).unwrap();
+        let out =
+            SearchSpec::from_name(name).unwrap().run(&mut single, &SlackRescaling, None, Some(1.0)).unwrap();
         assert!(out.is_gold && out.value == 0.0, "{name}");
     }
     // No gold and one label.
@@ -151,12 +152,16 @@ impl LambdaOracle for Broken {
 
 #[test]
 fn non_finite_answers_and_undefined_psi_are_clear_errors() {
-    let e = SearchSpec::from_name("convex-hull").unwrap().run(&mut Broken, &MarginRescaling, None, None).unwrap_err();
+    let e = SearchSpec::from_name("convex-hull")
+        .unwrap()
+        .run(&mut Broken, &MarginRescaling, None, None)
+        .unwrap_err();
     assert!(matches!(e, Error::InvalidInput(_)) && e.to_string().contains("non-finite"), "{e}");
     // ProbLoss is undefined for g < 0.
     let mut o = PointSetOracle::new(vec![1.0], vec![-1.0], None).unwrap();
     let probloss = by_name("probloss", &[]).unwrap();
-    let e = SearchSpec::from_name("convex-hull").unwrap().run(&mut o, probloss.as_ref(), None, None).unwrap_err();
+    let e =
+        SearchSpec::from_name("convex-hull").unwrap().run(&mut o, probloss.as_ref(), None, None).unwrap_err();
     assert!(e.to_string().contains("outside its domain"), "{e}");
     let e = SearchSpec::from_name("bisecting").unwrap().run(&mut o, &SlackRescaling, None, None).unwrap_err();
     assert!(e.to_string().contains("g ≥ 0"), "{e}");
@@ -174,4 +179,3 @@ fn warm_start_on_an_unchanged_set_costs_one_call() {
     assert_eq!(second.calls.total(), 1, "{:?}", second.calls);
     assert!((second.value - first.value).abs() < 1e-12);
 }
-

@@ -177,12 +177,19 @@ fn convex_hull_and_integral_recovery_match_brute_force() {
             let (iopt, hopt) = (integral_opt(psi.as_ref(), &h, &g), hull_opt(psi.as_ref(), &h, &g));
             let tol = 1e-9 * scale.max(hopt.abs());
             let ctx = || format!("{name} case {case}: h = {h:?}, g = {g:?}, gold = {gold:?}");
-            let mk = || PointSetOracle::new(h.clone(), g.clone(), gold).map(|o| if gold.is_none() { o.without_gold() } else { o }).unwrap();
+            let mk = || {
+                PointSetOracle::new(h.clone(), g.clone(), gold)
+                    .map(|o| if gold.is_none() { o.without_gold() } else { o })
+                    .unwrap()
+            };
 
             // ψ is quasi-concave and increasing on its super-level set of ψ(gold) only: without a
             // gold label and with every label below 0 there is nothing to guarantee but validity.
             let guaranteed = gold.is_some() || hopt > 0.0;
-            let out = SearchSpec::from_name("convex-hull").unwrap().run(&mut mk(), psi.as_ref(), None, None).unwrap();
+            let out = SearchSpec::from_name("convex-hull")
+                .unwrap()
+                .run(&mut mk(), psi.as_ref(), None, None)
+                .unwrap();
             assert!(out.value <= hopt + tol, "hull value {} above {hopt}; {}", out.value, ctx());
             if !guaranteed {
                 continue;
@@ -195,7 +202,8 @@ fn convex_hull_and_integral_recovery_match_brute_force() {
             assert!((w - 1.0).abs() < 1e-12);
 
             for rec in ["convex-hull-ban", "convex-hull-kbest"] {
-                let out = SearchSpec::from_name(rec).unwrap().run(&mut mk(), psi.as_ref(), None, None).unwrap();
+                let out =
+                    SearchSpec::from_name(rec).unwrap().run(&mut mk(), psi.as_ref(), None, None).unwrap();
                 assert!((out.value - iopt).abs() <= tol, "{rec} value {} vs {iopt}; {}", out.value, ctx());
                 assert_eq!(out.answer.len(), 1);
                 assert!(out.upper_bound.unwrap() >= iopt - tol, "{}", ctx());
@@ -212,11 +220,18 @@ fn product_form_searches_match_brute_force() {
         let (h, g, gold) = random_set(&mut r, true, false);
         let m = h.len();
         let scale = h.iter().zip(&g).map(|(&a, &b)| ((a + 1.0) * b).abs()).fold(1e-300, f64::max);
-        let tol = 1e-9 * scale.max(h.iter().fold(0.0f64, |a, b| a.max(b.abs() + 1.0)) * g.iter().fold(0.0f64, |a, b| a.max(*b)));
+        let tol = 1e-9
+            * scale.max(
+                h.iter().fold(0.0f64, |a, b| a.max(b.abs() + 1.0)) * g.iter().fold(0.0f64, |a, b| a.max(*b)),
+            );
         let (iopt, hopt) = (integral_opt(psi.as_ref(), &h, &g), hull_opt(psi.as_ref(), &h, &g));
         let floor = if gold.is_some() { iopt.max(0.0) } else { iopt };
         let ctx = || format!("case {case}: h = {h:?}, g = {g:?}, gold = {gold:?}");
-        let mk = || PointSetOracle::new(h.clone(), g.clone(), gold).map(|o| if gold.is_none() { o.without_gold() } else { o }).unwrap();
+        let mk = || {
+            PointSetOracle::new(h.clone(), g.clone(), gold)
+                .map(|o| if gold.is_none() { o.without_gold() } else { o })
+                .unwrap()
+        };
 
         // The thesis's start (two extreme calls, then ≤ 2M + 1) and a given λ₀ (≤ 2M + 1).
         for (lambda0, budget) in [(None, 2 * m + 3), (Some(0.7), 2 * m + 1)] {
@@ -228,19 +243,34 @@ fn product_form_searches_match_brute_force() {
             // With no gold label, angular still only looks for labels with Φ > 0.
             let target = if gold.is_some() { iopt } else { iopt.max(0.0) };
             if target > 0.0 || gold.is_some() {
-                assert!(out.value >= target - tol, "angular {lambda0:?}: {} vs {target}; {}", out.value, ctx());
+                assert!(
+                    out.value >= target - tol,
+                    "angular {lambda0:?}: {} vs {target}; {}",
+                    out.value,
+                    ctx()
+                );
             }
             assert!(out.value <= iopt + tol, "{}", ctx());
-            assert!(out.calls.total() <= budget, "angular {lambda0:?}: {} calls > {budget}; {}", out.calls.total(), ctx());
+            assert!(
+                out.calls.total() <= budget,
+                "angular {lambda0:?}: {} calls > {budget}; {}",
+                out.calls.total(),
+                ctx()
+            );
             assert!(out.upper_bound.unwrap() >= floor - tol, "{}", ctx());
         }
 
         for name in ["bisecting", "binary", "sarawagi"] {
             let xi = 0.5 * iopt.max(0.0);
-            let out = SearchSpec::from_name(name).unwrap().run(&mut mk(), psi.as_ref(), None, Some(xi)).unwrap();
+            let out =
+                SearchSpec::from_name(name).unwrap().run(&mut mk(), psi.as_ref(), None, Some(xi)).unwrap();
             assert!(out.value <= iopt + tol, "{name} above the integral optimum; {}", ctx());
             if let Some(u) = out.upper_bound {
-                assert!(u >= hopt.max(if gold.is_some() { 0.0 } else { f64::NEG_INFINITY }) - tol, "{name} bound {u} < {hopt}; {}", ctx());
+                assert!(
+                    u >= hopt.max(if gold.is_some() { 0.0 } else { f64::NEG_INFINITY }) - tol,
+                    "{name} bound {u} < {hopt}; {}",
+                    ctx()
+                );
             }
         }
     }

@@ -40,7 +40,7 @@ impl Surrogate for LogLoss {
     }
     fn tangent(&self, h: f64, g: f64) -> Option<f64> {
         // ψ_g/ψ_h = softplus(h)/(g·σ(h)) = softplus(h)·(1 + e^−h)/g → 1/g as h → −∞.
-        if !(g > 0.0) {
+        if g.is_nan() || g <= 0.0 {
             return None;
         }
         let r = if h < -30.0 { 1.0 + 0.5 * h.exp() } else { softplus(h) * (1.0 + (-h).exp()) };

@@ -61,7 +61,7 @@ fn mills(u: f64) -> f64 {
 /// ψ_g/ψ_h of ProbLoss: σ(2R(u) − u)/(2g) with u = h/σ and R the Mills ratio (both gradient
 /// components underflow for u ≪ 0, their ratio does not).
 fn probloss_tangent(h: f64, g: f64) -> Option<f64> {
-    if !(g > 0.0) || h.is_nan() {
+    if g.is_nan() || g <= 0.0 || h.is_nan() {
         return None;
     }
     let sigma = (2.0 * g / PI).sqrt();
