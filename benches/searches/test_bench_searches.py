@@ -88,3 +88,21 @@ def test_calls_table_beside_the_thesis(capsys):
     with capsys.disabled():
         print("\n" + text)
     assert "convex-hull" in text
+
+
+def test_recorded_format_reads_back(tmp_path, monkeypatch):
+    """The recorded-cloud format (search_clouds.py) round-trips: two instances, one epoch each."""
+    path = tmp_path / "clouds.npz"
+    np.savez(
+        path,
+        h=np.array([0.0, 0.3, -0.2, 0.0, 1.0]),
+        g=np.array([0.0, 2.0, 4.0, 0.0, 1.0]),
+        offsets=np.array([0, 3, 5]),
+        epoch=np.array([1, 1]),
+    )
+    monkeypatch.setenv("BICRIT_RECORDED_CLOUDS", str(path))
+    clouds = recorded()
+    assert [len(c.h) for c in clouds] == [3, 2]
+    assert [c.gold for c in clouds] == [0, 0]
+    r = bicrit.search("convex-hull", bicrit.PointSetOracle(clouds[1].h, clouds[1].g), SLACK)
+    assert r.value == pytest.approx(2.0)

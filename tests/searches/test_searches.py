@@ -395,3 +395,21 @@ def test_result_fields():
     if r.fractional:
         with pytest.raises(ValueError, match="fractional"):
             _ = r.label
+
+
+@PROPERTY
+@given(
+    st.lists(st.tuples(st.integers(-4, 4), st.integers(0, 5)), min_size=1, max_size=10),
+    st.integers(1, 4),
+)
+def test_microf1_hull_and_recovery_in_its_own_coordinates(labels, gold_size):
+    """Micro-F1: h = H + m, g = −(|y| + |y_i|) ≤ −|y_i|; the gold label is (0, −2|y_i|)."""
+    psi = bicrit.surrogate("microf1")
+    h = [0.5 * a for a, _ in labels] + [0.0]
+    g = [-(b + gold_size) for _, b in labels] + [-2.0 * gold_size]
+    o = bicrit.PointSetOracle(h, g, gold=len(h) - 1)
+    t = 1e-9 * max(1.0, hull_opt(psi, h, g))
+    r = bicrit.search("convex-hull", o, psi)
+    assert abs(r.value - hull_opt(psi, h, g)) <= t
+    r = bicrit.search("convex-hull-ban", bicrit.PointSetOracle(h, g, gold=len(h) - 1), psi)
+    assert abs(r.value - integral_opt(psi, h, g)) <= t

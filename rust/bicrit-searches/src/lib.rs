@@ -283,15 +283,17 @@ impl SearchSpec {
     /// values outside their domain with an [`Error::InvalidParameter`] naming both.
     pub fn set(&mut self, option: &str, value: f64) -> Result<()> {
         let name = self.name();
-        let bad =
-            |dom: &str| Error::param(format!("search '{name}': option {option} = {value} must be {dom}"));
-        let positive_int = |v: f64| v.is_finite() && v >= 1.0 && v.fract() == 0.0;
+        let check = |ok: bool, dom: &str| {
+            if ok {
+                Ok(value)
+            } else {
+                Err(Error::param(format!("search '{name}': option {option} = {value} must be {dom}")))
+            }
+        };
+        let finite = value.is_finite();
         match (self, option) {
             (s, "max_calls") => {
-                if !positive_int(value) {
-                    return Err(bad("a positive integer"));
-                }
-                let n = value as usize;
+                let n = check(finite && value >= 1.0 && value.fract() == 0.0, "a positive integer")? as usize;
                 match s {
                     SearchSpec::Sarawagi(x) => x.max_calls = n,
                     SearchSpec::Binary(x) => x.max_calls = n,
@@ -301,33 +303,24 @@ impl SearchSpec {
                 }
             }
             (s, "lambda0") => {
-                if !(value.is_finite() && value > 0.0) {
-                    return Err(bad("finite and > 0"));
-                }
+                let l = Some(check(finite && value > 0.0, "finite and > 0")?);
                 match s {
-                    SearchSpec::Sarawagi(x) => x.lambda0 = Some(value),
-                    SearchSpec::Binary(x) => x.lambda0 = Some(value),
-                    SearchSpec::Bisecting(x) => x.lambda0 = Some(value),
-                    SearchSpec::Angular(x) => x.lambda0 = Some(value),
-                    SearchSpec::ConvexHull(x) => x.lambda0 = Some(value),
+                    SearchSpec::Sarawagi(x) => x.lambda0 = l,
+                    SearchSpec::Binary(x) => x.lambda0 = l,
+                    SearchSpec::Bisecting(x) => x.lambda0 = l,
+                    SearchSpec::Angular(x) => x.lambda0 = l,
+                    SearchSpec::ConvexHull(x) => x.lambda0 = l,
                 }
             }
-            (SearchSpec::Angular(x), "eps") => {
-                if !(value.is_finite() && value >= 0.0) {
-                    return Err(bad("finite and >= 0"));
-                }
-                x.eps = value;
+            (SearchSpec::Angular(x), "eps") => x.eps = check(finite && value >= 0.0, "finite and >= 0")?,
+            (SearchSpec::Sarawagi(x), "tol") => {
+                x.tol = check(finite && value > 0.0 && value < 1.0, "in (0, 1)")?
             }
-            (s @ (SearchSpec::Sarawagi(_) | SearchSpec::Binary(_) | SearchSpec::Bisecting(_)), "tol") => {
-                if !(value.is_finite() && value > 0.0 && value < 1.0) {
-                    return Err(bad("in (0, 1)"));
-                }
-                match s {
-                    SearchSpec::Sarawagi(x) => x.tol = value,
-                    SearchSpec::Binary(x) => x.tol = value,
-                    SearchSpec::Bisecting(x) => x.tol = value,
-                    _ => unreachable!("matched above"),
-                }
+            (SearchSpec::Binary(x), "tol") => {
+                x.tol = check(finite && value > 0.0 && value < 1.0, "in (0, 1)")?
+            }
+            (SearchSpec::Bisecting(x), "tol") => {
+                x.tol = check(finite && value > 0.0 && value < 1.0, "in (0, 1)")?
             }
             (s, _) => {
                 return Err(Error::param(format!(
