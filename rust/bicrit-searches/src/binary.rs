@@ -9,7 +9,7 @@
 
 use bicrit_core::{LambdaOracle, Result};
 
-use crate::bisecting::{best_phi, next_lambda, ProductState};
+use crate::bisecting::{best_phi, LambdaInterval, ProductState};
 use crate::session::Session;
 use crate::{Found, Requirements, Search, WarmStart};
 
@@ -55,31 +55,16 @@ impl Search for Binary {
         if let Some(w) = warm {
             s.warm_points(w)?;
         }
-        let (mut lo, mut hi) = (0.0f64, f64::INFINITY);
-        let mut at_lo: Option<(f64, f64)> = None;
-        let mut at_hi: Option<(f64, f64)> = None;
+        let mut interval = LambdaInterval::new(self.tol);
         while s.budget_left() {
             let Some((big_h, g, k)) = st.ask(s, lambda * lambda)? else { break };
             if st.upper <= best_phi(s) || k <= 0.0 {
                 break;
             }
             // dF̄/dλ ∝ G − H/λ² at the answer: positive → the minimum is at a smaller λ.
-            if g * lambda * lambda > big_h {
-                hi = lambda;
-                at_hi = Some((big_h, g));
-            } else {
-                lo = lambda;
-                at_lo = Some((big_h, g));
-            }
-            if at_lo.is_some() && at_lo == at_hi {
-                break;
-            }
-            if hi.is_finite() && lo > 0.0 && hi - lo <= self.tol * hi {
-                break;
-            }
-            lambda = next_lambda(lambda, lo, hi);
-            if !(lambda.is_finite() && lambda > 1e-150 && lambda < 1e150) {
-                break;
+            match interval.step(lambda, g * lambda * lambda <= big_h, (big_h, g)) {
+                Some(next) => lambda = next,
+                None => break,
             }
         }
         let upper = st.upper;

@@ -70,15 +70,46 @@ pub(crate) fn best_phi<O: LambdaOracle>(s: &Session<'_, O>) -> f64 {
     s.best().map_or(0.0, |b| s.known[b].phi.max(0.0))
 }
 
-/// The next λ of an interval search on (lo, hi): geometric growth/shrink until both ends are
-/// known (DESIGN slip: the printed L = ℝ₊ has no midpoint), then the midpoint.
-pub(crate) fn next_lambda(lambda: f64, lo: f64, hi: f64) -> f64 {
-    if hi.is_infinite() {
-        lambda * 4.0
-    } else if lo <= 0.0 {
-        lambda / 4.0
-    } else {
-        0.5 * (lo + hi)
+/// The interval of λ that a λ-only search narrows: geometric growth/shrink until both ends are
+/// known (DESIGN slip: the printed L = ℝ₊ has no midpoint), then bisection; it stops when both
+/// ends returned the same label (Lemma `MAP_seg`: nothing changes in between), when it is
+/// narrower than `tol` relative to its upper end, or when λ leaves [1e-150, 1e150].
+pub(crate) struct LambdaInterval {
+    lo: f64,
+    hi: f64,
+    at_lo: Option<(f64, f64)>,
+    at_hi: Option<(f64, f64)>,
+    tol: f64,
+}
+
+impl LambdaInterval {
+    pub fn new(tol: f64) -> Self {
+        LambdaInterval { lo: 0.0, hi: f64::INFINITY, at_lo: None, at_hi: None, tol }
+    }
+
+    /// Records the answer (H, G) at `lambda` and whether the optimum lies at larger λ; returns
+    /// the next λ, or None when the search should stop.
+    pub fn step(&mut self, lambda: f64, larger: bool, answer: (f64, f64)) -> Option<f64> {
+        if larger {
+            (self.lo, self.at_lo) = (lambda, Some(answer));
+        } else {
+            (self.hi, self.at_hi) = (lambda, Some(answer));
+        }
+        let (lo, hi) = (self.lo, self.hi);
+        if self.at_lo.is_some() && self.at_lo == self.at_hi {
+            return None;
+        }
+        if hi.is_finite() && lo > 0.0 && hi - lo <= self.tol * hi {
+            return None;
+        }
+        let next = if hi.is_infinite() {
+            lambda * 4.0
+        } else if lo <= 0.0 {
+            lambda / 4.0
+        } else {
+            0.5 * (lo + hi)
+        };
+        (next > 1e-150 && next < 1e150).then_some(next)
     }
 }
 
@@ -106,10 +137,8 @@ impl Search for Bisecting {
         if let Some(w) = warm {
             s.warm_points(w)?;
         }
-        let (mut lo, mut hi) = (0.0f64, f64::INFINITY);
+        let mut interval = LambdaInterval::new(self.tol);
         let (mut hr, mut gr) = ((0.0f64, f64::INFINITY), (0.0f64, f64::INFINITY));
-        let mut at_lo: Option<(f64, f64)> = None;
-        let mut at_hi: Option<(f64, f64)> = None;
         while s.budget_left() {
             let Some((big_h, g, k)) = st.ask(s, lambda)? else { break };
             let phi = best_phi(s);
@@ -128,22 +157,9 @@ impl Search for Bisecting {
                 }
             }
             // Lemma `MAP_seg`: v₁ ≤ v₂ (G ≤ H/λ) → the optimum needs a larger λ.
-            if g <= big_h / lambda {
-                lo = lambda;
-                at_lo = Some((big_h, g));
-            } else {
-                hi = lambda;
-                at_hi = Some((big_h, g));
-            }
-            if at_lo.is_some() && at_lo == at_hi {
-                break; // same label at both ends: nothing new in between
-            }
-            if hi.is_finite() && lo > 0.0 && hi - lo <= self.tol * hi {
-                break;
-            }
-            lambda = next_lambda(lambda, lo, hi);
-            if !(lambda.is_finite() && lambda > 0.0 && lambda < 1e300 && lambda > 1e-300) {
-                break;
+            match interval.step(lambda, g <= big_h / lambda, (big_h, g)) {
+                Some(next) => lambda = next,
+                None => break,
             }
         }
         let upper = st.upper;
