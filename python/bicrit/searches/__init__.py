@@ -62,7 +62,7 @@ __all__ = [
     "Search",
     "SearchResult",
     "register_builtins",
-    "run",
+    "search",
 ]
 
 
@@ -93,7 +93,10 @@ class PointSetOracle(_native.PointSetOracle):
     ``labels`` (optional) are the objects returned for the points (default: their indices).
     ``gold`` is the index of the gold label; by default the first point (0, 0), if any (for
     margin, slack, β-scaling and ProbLoss h = m and g = L, so the gold label is (0, 0)).
-    ``ban``/``kbest``/``cone`` switch capabilities off to test λ-only searches.
+    ``ban``/``kbest``/``cone`` switch capabilities off to test λ-only searches. Its own
+    ``query(lam, ban=(), k=1, cone=None)`` takes point *indices* in ``ban`` and a cone as a
+    ``(lo, lo_closed, hi, hi_closed)`` tuple; ``points()`` returns the coordinates; ``calls``
+    counts the queries answered.
     """
 
     def __new__(
@@ -192,7 +195,7 @@ def _as_surrogate(surrogate: Any) -> Any:
     return surrogate
 
 
-def run(
+def search(
     name: str,
     oracle: Any,
     surrogate: Any,
@@ -201,11 +204,15 @@ def run(
     xi: float | None = None,
     **options: Any,
 ) -> SearchResult:
-    """Looks ``name`` up in the registry, builds it with ``options`` and runs one inference."""
+    """Loss-augmented inference (``bicrit.search``): the search registered as ``name``, built with
+    ``options``, over ``oracle`` for ``surrogate`` (a surrogate object or a registered name);
+    ``warm`` is the previous result for the same instance, ``xi`` the slack for ``sarawagi``.
+    A search contributed by a plugin is any object its factory returns with
+    ``run(oracle, surrogate, *, warm, xi)``."""
     from bicrit import registry
 
-    search = registry.create("search", name, **options)
-    return search.run(oracle, _as_surrogate(surrogate), warm=warm, xi=xi)
+    built = registry.create("search", name, **options)
+    return built.run(oracle, _as_surrogate(surrogate), warm=warm, xi=xi)
 
 
 _BUILTINS: dict[str, tuple[str, dict[str, Any]]] = {

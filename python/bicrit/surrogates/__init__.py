@@ -36,7 +36,7 @@ import numpy as np
 from bicrit import _native
 from bicrit.registry import Registrar
 
-__all__ = ["Surrogate", "register_builtins"]
+__all__ = ["Surrogate", "register_builtins", "surrogate"]
 
 
 class Surrogate:
@@ -93,6 +93,15 @@ class Surrogate:
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_make, (self.name, self.params))
+
+
+def surrogate(name: str, **params: float) -> Any:
+    """The surrogate registered as ``name``, built with ``params`` (``bicrit.surrogate``);
+    parameters outside the admissible domain raise
+    :class:`~bicrit.errors.InvalidParameterError`."""
+    from bicrit import registry
+
+    return registry.create("surrogate", name, **params)
 
 
 def _make(name: str, params: dict[str, float]) -> Surrogate:
