@@ -15,11 +15,9 @@ from fractions import Fraction
 
 import numpy as np
 
-_T = np.unique(
-    np.concatenate(
-        [np.linspace(0.0, 1.0, 129), 10.0 ** -np.arange(1, 17), 1 - 10.0 ** -np.arange(1, 17)]
-    )
-)
+# Half a segment, from its start: there a + t(b − a) is exact to the rounding of the point
+# itself; every segment is searched from both ends.
+_T = np.unique(np.concatenate([np.linspace(0.0, 0.5, 65), 10.0 ** -np.arange(1, 17)]))
 
 
 def integral_opt(psi, h, g) -> float:
@@ -32,7 +30,9 @@ def hull_opt(psi, h, g) -> float:
     best = float(np.max(psi.value(pts[:, 0], pts[:, 1])))
     if len(pts) < 2:
         return best
+    # Every pair in both directions, each over its first half.
     i, j = np.triu_indices(len(pts), k=1)
+    i, j = np.concatenate([i, j]), np.concatenate([j, i])
     a, b = pts[i], pts[j]
 
     def at(t):  # t: (pairs,) or (pairs, m)

@@ -53,6 +53,15 @@ const FLOOR: f64 = 1e-12;
 /// Inward nudge of the outer ends of an angle, relative.
 const NUDGE: f64 = 64.0 * f64::EPSILON;
 
+/// λ within [1e-150, 1e150] (h + λg neither overflows nor loses h), or `fallback` when NaN/0/∞.
+fn clamp_lambda(l: f64, fallback: f64) -> f64 {
+    if l.is_finite() && l > 0.0 {
+        l.clamp(1e-150, 1e150)
+    } else {
+        fallback
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 struct Angle {
     lo: f64,
@@ -142,7 +151,15 @@ impl Search for Angular {
                     return Ok(Found::best_of(s, Some(box_bound)));
                 }
                 let (lo, hi) = (f / (big_h * big_h), big_g * big_g / f);
-                Angle { lo, lo_closed: false, hi, hi_closed: false, bound: box_bound, lambda: big_h / big_g }
+                let lambda = clamp_lambda(big_h / big_g, 1.0);
+                Angle {
+                    lo,
+                    lo_closed: false,
+                    hi: hi.min(f64::MAX),
+                    hi_closed: false,
+                    bound: box_bound,
+                    lambda,
+                }
             }
         };
         let mut heap = BinaryHeap::new();
@@ -188,6 +205,9 @@ impl Search for Angular {
             if hi >= a.hi {
                 (hi, hi_closed) = (a.hi, a.hi_closed);
             }
+            // A finite upper slope keeps every later angle inside the quadrant H, G > 0 (no label
+            // with H ≤ 0 satisfies G ≤ hi·H), even when the bounds under- or overflow.
+            hi = hi.min(f64::MAX);
             // z itself lies on the line outside the open interval; rounding in the roots above
             // must not let it back in: cut at its own slope, a few ulps inward.
             let zs = zg / zh;
@@ -201,12 +221,10 @@ impl Search for Angular {
             let split = 1.0 / lambda;
             let mut push = |lo: f64, lo_closed: bool, hi: f64, hi_closed: bool| {
                 let nonempty = lo < hi || (lo == hi && lo_closed && hi_closed);
-                if nonempty && hi.is_finite() && lo > 0.0 {
-                    heap.push(Angle { lo, lo_closed, hi, hi_closed, bound, lambda: 1.0 / (lo * hi).sqrt() });
-                } else if nonempty {
-                    // Only reachable through rounding (the ends are finite and positive by
-                    // construction); keep the parent's λ.
-                    heap.push(Angle { lo, lo_closed, hi, hi_closed, bound, lambda });
+                if nonempty {
+                    // λ = 1/√(αβ) (Alg. `alg:angular`), kept in range at extreme magnitudes.
+                    let child = clamp_lambda(1.0 / (lo * hi).sqrt(), lambda);
+                    heap.push(Angle { lo, lo_closed, hi, hi_closed, bound, lambda: child });
                 }
             };
             if split > lo && split < hi {

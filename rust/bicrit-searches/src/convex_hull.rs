@@ -16,6 +16,11 @@
 //! * The search stops on the value certificate (the oracle's value at λ is not above the line
 //!   through p̂), not on getting a repeated label back: at a tie an oracle may return another
 //!   optimal point. A repeated point also stops it, as a guard against rounding.
+//!
+//! The guarantee needs ψ quasi-concave and increasing where the search walks, i.e. on the
+//! super-level set of ψ(gold) = 0 (Definition `def:gbicriteria`): with the gold label known
+//! (every structure oracle knows it) the best point never leaves it. An oracle without a gold
+//! label whose labels all have Φ < 0 gets a valid but not necessarily optimal answer.
 
 use bicrit_core::{Lambda, LambdaOracle, Result};
 
@@ -184,7 +189,8 @@ pub(crate) fn round<O: LambdaOracle>(
         if !s.budget_left() {
             return Ok(Round { point, value, certified: false });
         }
-        let banned: Vec<usize> = (0..s.known.len()).filter(|&i| s.known[i].banned).collect();
+        let banned: Vec<usize> =
+            (0..s.known.len()).filter(|&i| s.known[i].banned || s.known[i].ban_only_answers).collect();
         let ban_labels: Vec<O::Label> = banned.iter().map(|&i| s.known[i].point.label.clone()).collect();
         let answer = match access {
             Access::Plain => s.query(lambda, &[], 1, None)?.into_iter().next(),

@@ -49,27 +49,46 @@ pub fn upper_right_chain(pts: &[(f64, f64)]) -> Vec<usize> {
 /// `lem:optimum_on_edge`): closed form for products (h + s)·g, golden-section search otherwise.
 /// The endpoints are always candidates, so the value is never below max(ψ(a), ψ(b)).
 pub fn max_on_segment(psi: &dyn Surrogate, a: (f64, f64), b: (f64, f64)) -> Result<(f64, f64)> {
-    let at = |t: f64| ((1.0 - t) * a.0 + t * b.0, (1.0 - t) * a.1 + t * b.1);
-    let eval = |t: f64| -> Result<f64> {
-        let (h, g) = at(t);
-        psi.try_value(h, g)
+    // The point at distance s from `from` toward `to`: precise for s near 0 at either end.
+    let at = |from: (f64, f64), to: (f64, f64), s: f64| {
+        (from.0 + s * (to.0 - from.0), from.1 + s * (to.1 - from.1))
     };
-    let (fa, fb) = (eval(0.0)?, eval(1.0)?);
+    let (fa, fb) = (psi.try_value(a.0, a.1)?, psi.try_value(b.0, b.1)?);
     let mut best = if fb > fa { (1.0, fb) } else { (0.0, fa) };
-    let interior = if let Some(s) = psi.product_shift() {
-        // ψ(t) = (H_a + tΔH)(g_a + tΔg): a parabola, concave when ΔH·Δg < 0.
-        let (ha, dh, ga, dg) = (a.0 + s, b.0 - a.0, a.1, b.1 - a.1);
-        let quad = dh * dg;
-        let lin = ha * dg + ga * dh;
-        (quad < 0.0).then(|| -lin / (2.0 * quad)).filter(|t| *t > 0.0 && *t < 1.0)
-    } else {
-        Some(golden(&eval, 0.0, 1.0)?)
-    };
-    if let Some(t) = interior {
-        let f = eval(t)?;
-        if f > best.1 {
+    let mut consider = |t: f64, f: f64| {
+        if f > best.1 && t > 0.0 && t < 1.0 {
             best = (t, f);
         }
+    };
+    if let Some(shift) = psi.product_shift() {
+        // ψ(t) = (H_a + tΔH)(g_a + tΔg): a parabola, concave when ΔH·Δg < 0.
+        let (ha, dh, ga, dg) = (a.0 + shift, b.0 - a.0, a.1, b.1 - a.1);
+        let (quad, lin) = (dh * dg, ha * dg + ga * dh);
+        if quad < 0.0 {
+            let t = -lin / (2.0 * quad);
+            if t > 0.0 && t < 1.0 {
+                let (h, g) = at(a, b, t);
+                consider(t, psi.try_value(h, g)?);
+            }
+        }
+        return Ok(best);
+    }
+    // Unimodal: a strictly negative slope at an end toward the other means no interior maximum.
+    // (A zero slope may be an underflow far in a tail — then search anyway.)
+    let (ga_, gb_) = (psi.try_grad(a.0, a.1)?, psi.try_grad(b.0, b.1)?);
+    let (da, db) = (ga_.0 * (b.0 - a.0) + ga_.1 * (b.1 - a.1), gb_.0 * (a.0 - b.0) + gb_.1 * (a.1 - b.1));
+    if da < 0.0 || db < 0.0 {
+        return Ok(best);
+    }
+    // Golden section from each end, so that a peak within 1e-7 of either end is resolved.
+    for (from, to, flip) in [(a, b, false), (b, a, true)] {
+        let f = |s: f64| -> Result<f64> {
+            let (h, g) = at(from, to, s);
+            psi.try_value(h, g)
+        };
+        let s = golden(&f, 0.0, 1.0)?;
+        let v = f(s)?;
+        consider(if flip { 1.0 - s } else { s }, v);
     }
     Ok(best)
 }
@@ -80,7 +99,8 @@ fn golden(f: &dyn Fn(f64) -> Result<f64>, mut lo: f64, mut hi: f64) -> Result<f6
     let mut x1 = hi - INV_PHI * (hi - lo);
     let mut x2 = lo + INV_PHI * (hi - lo);
     let (mut f1, mut f2) = (f(x1)?, f(x2)?);
-    while hi - lo > 1e-12 {
+    // 120 steps: 0.618^120 ≈ 1e-25, so a peak at 1e-9 from the start is located to 1e-16.
+    for _ in 0..120 {
         if f1 < f2 {
             lo = x1;
             x1 = x2;

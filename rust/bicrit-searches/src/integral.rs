@@ -3,7 +3,8 @@
 //!
 //! Ban-list loop: when the hull answer is fractional on the edge (a, b), ban a and b and search
 //! again over the remaining labels (starting from the chain of the labels already known, minus
-//! the banned ones). Stop when the fractional optimum of the remaining labels is not above the
+//! the banned ones; the gold label is banned from the answers but kept in the hull, as the floor
+//! that keeps ψ quasi-concave and increasing where the search walks). Stop when the fractional optimum of the remaining labels is not above the
 //! best integral label seen; return the best of *all* integral labels seen, banned ones
 //! included. The fractional optimum bounds every remaining label, so the answer is exact.
 //! k-best: the same loop, with the ban list emulated by asking for (banned) + 1 best labels.
@@ -47,8 +48,17 @@ pub(crate) fn recover<O: LambdaOracle>(
         let tol = REL_TOL * (best_int.abs() + r.value.abs() + f64::MIN_POSITIVE);
         match r.point {
             HullPoint::Edge(a, b, _) if r.value > best_int + tol => {
-                s.known[a].banned = true;
-                s.known[b].banned = true;
+                for i in [a, b] {
+                    // The gold label leaves the oracle's answers but stays in the hull: without
+                    // its floor Φ = 0 the next round could start where ψ decreases in g. The
+                    // bound stays valid (a hull of more points), and each round still bans a
+                    // new label.
+                    if s.known[i].gold {
+                        s.known[i].ban_only_answers = true;
+                    } else {
+                        s.known[i].banned = true;
+                    }
+                }
             }
             _ => break,
         }

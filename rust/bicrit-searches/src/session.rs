@@ -19,6 +19,10 @@ pub struct Candidate<L> {
     pub gold: bool,
     /// Whether an integral-recovery loop has banned it (excluded from the hull of the round).
     pub banned: bool,
+    /// Whether an integral-recovery loop bans it from the oracle's answers while keeping it in
+    /// the hull: the gold label, whose Φ is the floor that keeps the search where ψ is
+    /// quasi-concave and increasing.
+    pub ban_only_answers: bool,
 }
 
 /// The state of one inference: what the searches share.
@@ -59,7 +63,7 @@ impl<'a, O: LambdaOracle> Session<'a, O> {
         if let Some(p) = gold {
             s.check_point("the oracle's gold label", &p)?;
             let phi = s.phi(p.h, p.g)?;
-            s.known.push(Candidate { point: p, phi, gold: true, banned: false });
+            s.known.push(Candidate { point: p, phi, gold: true, banned: false, ban_only_answers: false });
         }
         Ok(s)
     }
@@ -158,7 +162,7 @@ impl<'a, O: LambdaOracle> Session<'a, O> {
             return Ok((i, false));
         }
         let phi = self.phi(p.h, p.g)?;
-        self.known.push(Candidate { point: p, phi, gold: false, banned: false });
+        self.known.push(Candidate { point: p, phi, gold: false, banned: false, ban_only_answers: false });
         Ok((self.known.len() - 1, true))
     }
 

@@ -179,3 +179,16 @@ fn warm_start_on_an_unchanged_set_costs_one_call() {
     assert_eq!(second.calls.total(), 1, "{:?}", second.calls);
     assert!((second.value - first.value).abs() < 1e-12);
 }
+
+#[test]
+fn extreme_magnitudes_stay_finite() {
+    // Subnormal and huge coordinates: λ₀ = Ĥ/Ĝ would overflow; every search still answers.
+    for (h, g) in [(vec![-1.0, 0.0], vec![2.225e-311, 0.0]), (vec![1e300, 0.0], vec![1e-300, 0.0])] {
+        for name in crate::NAMES {
+            let mut o = PointSetOracle::new(h.clone(), g.clone(), None).unwrap();
+            let out =
+                SearchSpec::from_name(name).unwrap().run(&mut o, &SlackRescaling, None, Some(0.0)).unwrap();
+            assert!(out.value.is_finite() && out.calls.total() <= 2 * h.len() + 3 + 100, "{name}");
+        }
+    }
+}
