@@ -415,3 +415,16 @@ def test_microf1_hull_and_recovery_in_its_own_coordinates(labels, gold_size):
     assert abs(r.value - hull_opt(psi, h, g)) <= t
     r = bicrit.search("convex-hull-ban", bicrit.PointSetOracle(h, g, gold=len(h) - 1), psi)
     assert abs(r.value - integral_opt(psi, h, g)) <= t
+
+
+def test_warm_start_through_a_python_oracle_with_evaluate():
+    rng = np.random.default_rng(2)
+    h, g = list(rng.uniform(-1.5, 0.5, 40)), list(rng.integers(1, 8, 40).astype(float))
+    names = [f"y{i}" for i in range(40)]
+    first = bicrit.search("convex-hull", ListOracle(h, g, names, gold=("gold", 0.0, 0.0)), SLACK)
+    again = bicrit.search(
+        "convex-hull", ListOracle(h, g, names, gold=("gold", 0.0, 0.0)), SLACK, warm=first
+    )
+    assert again.calls["total"] == 1 and again.calls["evaluated"] > 0
+    assert again.value == pytest.approx(first.value)
+    assert again.labels == first.labels

@@ -64,6 +64,9 @@ pub(crate) struct Round {
     pub value: f64,
     /// Whether the value certificate (or a repeated answer) closed the round.
     pub certified: bool,
+    /// The certifying query λ and the line value h + λg at the best point (lexicographic
+    /// queries: h for λ = 0, g for λ = ∞).
+    pub line: Option<(Lambda, f64)>,
 }
 
 /// How a round reaches the oracle.
@@ -187,7 +190,7 @@ pub(crate) fn round<O: LambdaOracle>(
         };
         started = true;
         if !s.budget_left() {
-            return Ok(Round { point, value, certified: false });
+            return Ok(Round { point, value, certified: false, line: None });
         }
         let banned: Vec<usize> =
             (0..s.known.len()).filter(|&i| s.known[i].banned || s.known[i].ban_only_answers).collect();
@@ -214,7 +217,7 @@ pub(crate) fn round<O: LambdaOracle>(
         };
         let Some(y) = answer else {
             // No label left (everything banned): the chain found so far is all there is.
-            return Ok(Round { point, value, certified: true });
+            return Ok(Round { point, value, certified: true, line: None });
         };
         // The value certificate: is y above the line through p̂ with normal (1, λ)?
         let (ky, sy) = line_value(lambda, y.h, y.g);
@@ -229,12 +232,12 @@ pub(crate) fn round<O: LambdaOracle>(
         };
         if let (Some((c, sc)), true) = (line, certifying) {
             if ky <= c + REL_TOL * (sy.max(sc) + f64::MIN_POSITIVE) {
-                return Ok(Round { point, value, certified: true });
+                return Ok(Round { point, value, certified: true, line: Some((lambda, c)) });
             }
         }
         let (_, new) = s.add(y)?;
         if !new && certifying {
-            return Ok(Round { point, value, certified: true });
+            return Ok(Round { point, value, certified: true, line: line.map(|(c, _)| (lambda, c)) });
         }
     }
 }

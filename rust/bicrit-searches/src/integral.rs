@@ -38,30 +38,72 @@ pub(crate) fn recover<O: LambdaOracle>(
     let mut first = first;
     let mut bound: Option<f64>;
     loop {
-        let r = round(s, &access, first.take())?;
-        let best_int = s.best().map_or(f64::NEG_INFINITY, |b| s.known[b].phi);
+        let mut r = round(s, &access, first.take())?;
         if !r.certified {
             bound = None; // budget exhausted: no certificate
             break;
         }
+        let best_int = s.best().map_or(f64::NEG_INFINITY, |b| s.known[b].phi);
+        let tol = REL_TOL * (best_int.abs() + r.value.abs() + f64::MIN_POSITIVE);
+        // A round over the remaining labels that ends below the best integral value c was
+        // certified at a point outside the super-level set {ψ ≥ c}, where ψ need not increase:
+        // its line then proves nothing about {ψ > c} unless that set lies above it. When it may
+        // not, search again with the (banned) gold label back in the hull — its Φ is the floor
+        // that keeps the search where ψ is quasi-concave and increasing; the gold label stays
+        // out of the oracle's answers, so the hull of more points only loosens the bound.
+        if r.value < best_int - tol && !line_clears(s, r.line, best_int)? {
+            if let Some(gi) = s.known.iter().position(|c| c.gold && c.banned) {
+                (s.known[gi].banned, s.known[gi].ban_only_answers) = (false, true);
+                let again = round(s, &access, None);
+                (s.known[gi].banned, s.known[gi].ban_only_answers) = (true, false);
+                r = again?;
+                if !r.certified {
+                    bound = None;
+                    break;
+                }
+            }
+        }
+        let best_int = s.best().map_or(f64::NEG_INFINITY, |b| s.known[b].phi);
         bound = Some(r.value.max(best_int));
         let tol = REL_TOL * (best_int.abs() + r.value.abs() + f64::MIN_POSITIVE);
         match r.point {
             HullPoint::Edge(a, b, _) if r.value > best_int + tol => {
-                for i in [a, b] {
-                    // The gold label leaves the oracle's answers but stays in the hull: without
-                    // its floor Φ = 0 the next round could start where ψ decreases in g. The
-                    // bound stays valid (a hull of more points), and each round still bans a
-                    // new label.
-                    if s.known[i].gold {
-                        s.known[i].ban_only_answers = true;
-                    } else {
-                        s.known[i].banned = true;
-                    }
-                }
+                s.known[a].banned = true;
+                s.known[b].banned = true;
             }
             _ => break,
         }
     }
     Ok(Found::best_of(s, bound))
+}
+
+/// Whether {ψ > c} lies above the certificate line h + λg = K: ψ ≤ c along the line, sampled
+/// from the known points outward over 1e-300 … 1e300 (both ways for finite λ), on the side of g
+/// the labels live on. A sampled check: it only decides whether to search once more.
+fn line_clears<O: LambdaOracle>(s: &Session<'_, O>, line: Option<(Lambda, f64)>, c: f64) -> Result<bool> {
+    let Some((lambda, k)) = line else { return Ok(true) };
+    let pts = || s.known.iter().map(|c| (c.point.h, c.point.g));
+    let nonneg_g = pts().all(|p| p.1 >= 0.0);
+    let nonpos_g = pts().all(|p| p.1 <= 0.0);
+    let g_ref = pts().map(|p| p.1).fold(0.0f64, |a, b| a.max(b.abs()));
+    let h_ref = pts().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max);
+    let above = |h: f64, g: f64| -> Result<bool> {
+        if (nonneg_g && g < 0.0) || (nonpos_g && g > 0.0) {
+            return Ok(false);
+        }
+        let v = s.psi().try_value(h, g)?;
+        Ok(v > c + REL_TOL * (c.abs() + f64::MIN_POSITIVE))
+    };
+    let steps = (-1000..=1000).step_by(8).map(|j| 2f64.powi(j));
+    for u in steps {
+        let hits = match lambda {
+            Lambda::Zero => above(k, g_ref.min(0.0) + u)? || (nonpos_g && above(k, -u)?),
+            Lambda::Infinity => above(h_ref.max(0.0) + u, k)? || above(-u, k)?,
+            Lambda::Finite(l) => above(k - l * u, u)? || above(k + l * u, -u)?,
+        };
+        if hits {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
