@@ -13,7 +13,9 @@ from typing import Any
 
 from bicrit import _native, errors, registry
 from bicrit.errors import BicritError
+from bicrit.searches import Cone, PointSetOracle, SearchResult, search
 from bicrit.structures import structure
+from bicrit.surrogates import Surrogate, surrogate
 
 __version__: str = _native.__version__
 
@@ -21,13 +23,19 @@ _LAZY = ("datasets", "hierarchy", "metrics")
 
 __all__ = [
     "BicritError",
+    "Cone",
+    "PointSetOracle",
+    "SearchResult",
+    "Surrogate",
     "__version__",
     "datasets",
     "errors",
     "hierarchy",
     "metrics",
     "registry",
+    "search",
     "structure",
+    "surrogate",
 ]
 
 

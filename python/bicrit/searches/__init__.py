@@ -1,9 +1,272 @@
-"""Searches: see DESIGN §3."""
+"""Searches: loss-augmented inference ``max_y ψ(h(y), g(y))`` through a λ-oracle (DESIGN §3).
+
+Use :func:`bicrit.search`::
+
+    oracle = bicrit.PointSetOracle(h=[0, 0.3, -0.2], g=[0, 2, 4])   # gold = the point (0, 0)
+    result = bicrit.search("convex-hull", oracle, bicrit.surrogate("slack"))
+    result.value, result.labels, result.weights, result.calls, result.upper_bound
+
+Registered searches (their registry ``capabilities`` say what they need):
+
+================== ============ ============================ ===================================
+name               oracle       surrogate                    guarantee
+================== ============ ============================ ===================================
+sarawagi           λ            product form; needs ``xi``   approximate (cutting plane only)
+binary             λ            product form                 approximate
+bisecting          λ            product form                 approximate
+angular            cone         ψ = (h + 1)·g                exact, ≤ 2M + 3 calls
+convex-hull        λ            any quasi-concave increasing exact over the convex hull
+convex-hull-ban    ban list     any                          exact integral
+convex-hull-kbest  k-best       any                          exact integral
+================== ============ ============================ ===================================
+
+``convex-hull`` also takes ``integral="ban" | "kbest"`` (same as the two other names). Other
+options: ``max_calls``, ``lambda0``, ``eps`` (angular: stop at (1 + eps)-optimality), ``tol``
+(bisecting/binary/sarawagi: relative width of the λ interval). ``warm=previous_result`` starts
+from the previous inference of the same instance (its hull vertices / label cache, re-evaluated
+through ``oracle.evaluate`` when the oracle has it, else its λ); ``xi`` is the slack ξ_i for
+``sarawagi``. Combinations the design does not allow raise
+:class:`~bicrit.errors.IncompatibleError` before any oracle call.
+
+**Oracle protocol** (for oracles written in Python; :class:`PointSetOracle` implements it
+natively):
+
+* ``query(lam, ban=(), k=1, cone=None)`` → list of ``(label, h, g)``, best first under
+  ``h + lam·g``, at most ``k`` long, empty when no label qualifies. ``lam == 0.0`` and
+  ``lam == math.inf`` are lexicographic (largest h then largest g; largest g then largest h).
+  ``ban`` holds labels previously returned; ``cone`` is a :class:`Cone` on (h + 1, g).
+* ``capabilities`` (optional): dict or object with booleans ``ban``, ``kbest``, ``cone``,
+  ``relaxed``; missing ones are False.
+* ``gold()`` (optional): the gold label ``(label, h, g)`` or None — the floor of every search.
+* ``evaluate(labels)`` (optional): the current ``(h, g)`` of earlier labels, for warm starts.
+
+Labels are opaque objects handed back in ``ban`` and in the result. Exceptions raised by a Python
+oracle or surrogate propagate unchanged. Python callbacks need the GIL, so they run serialised.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from bicrit import _native
 from bicrit.registry import Registrar
+from bicrit.structures.base import Cone
+
+__all__ = [
+    "Cone",
+    "PointSetOracle",
+    "Search",
+    "SearchResult",
+    "register_builtins",
+    "search",
+]
+
+
+class PointSetOracle(_native.PointSetOracle):
+    """An explicit finite set of label points (h, g) in the surrogate's coordinates, answering the
+    λ-oracle (exact lexicographic λ = 0 and ∞), the constrained λ-oracle, ban lists (by label)
+    and k-best — the reference for tests, benchmarks and plots.
+
+    ``labels`` (optional) are the objects returned for the points (default: their indices).
+    ``gold`` is the index of the gold label; by default the first point (0, 0), if any (for
+    margin, slack, β-scaling and ProbLoss h = m and g = L, so the gold label is (0, 0)).
+    ``ban``/``kbest``/``cone`` switch capabilities off to test λ-only searches. Its own
+    ``query(lam, ban=(), k=1, cone=None)`` takes point *indices* in ``ban`` and a cone as a
+    ``(lo, lo_closed, hi, hi_closed)`` tuple; ``points()`` returns the coordinates; ``calls``
+    counts the queries answered.
+    """
+
+    def __new__(
+        cls,
+        h: Any,
+        g: Any,
+        labels: Any = None,
+        gold: int | None = None,
+        ban: bool = True,
+        kbest: bool = True,
+        cone: bool = True,
+    ) -> PointSetOracle:
+        hv = np.ascontiguousarray(np.asarray(h, dtype=float).ravel())
+        gv = np.ascontiguousarray(np.asarray(g, dtype=float).ravel())
+        return super().__new__(
+            cls, hv, gv, None if labels is None else list(labels), gold, ban, kbest, cone
+        )
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """The result of one inference.
+
+    ``value`` is Φ at the answer; ``labels``/``weights``/``points`` hold one label for an integral
+    answer and two for a fractional point on a hull edge (weights sum to 1); ``calls`` counts
+    oracle calls by kind (``lambda``, ``extreme`` (λ = 0 / ∞), ``cone``, ``ban``, ``kbest``,
+    ``total``; ``evaluated`` counts warm-start labels re-evaluated, not calls); ``upper_bound``
+    is a certified bound on the optimum over the label set the method targets (None where the
+    method gives none); ``warm`` seeds the next inference of the same instance.
+    """
+
+    value: float
+    labels: list[Any]
+    weights: list[float]
+    points: list[tuple[float, float]]
+    calls: dict[str, int]
+    upper_bound: float | None
+    lambda_: float | None
+    is_gold: bool
+    search: str
+    trace: list[dict[str, Any]] = field(repr=False)
+    warm: Any = field(repr=False)
+
+    @property
+    def label(self) -> Any:
+        """The label of an integral answer; raises for a fractional one."""
+        if len(self.labels) != 1:
+            raise ValueError(
+                f"the answer is fractional over {len(self.labels)} labels; use labels/weights"
+            )
+        return self.labels[0]
+
+    @property
+    def fractional(self) -> bool:
+        """Whether the answer is a point inside a hull edge."""
+        return len(self.labels) > 1
+
+
+class Search:
+    """A built-in search with its options (what the registry's factories return)."""
+
+    def __init__(self, name: str, **options: Any) -> None:
+        self._spec = _native.SearchSpec(name, options)
+        self.name = self._spec.name
+        self.options = dict(options)
+
+    def requirements(self) -> dict[str, bool]:
+        """What the search needs from the surrogate and the oracle."""
+        return self._spec.requirements()
+
+    def check(self, oracle: Any, surrogate: Any) -> None:
+        """Raises :class:`~bicrit.errors.IncompatibleError` for a combination it cannot run."""
+        self._spec.check(oracle, _as_surrogate(surrogate))
+
+    def run(
+        self, oracle: Any, surrogate: Any, *, warm: Any = None, xi: float | None = None
+    ) -> SearchResult:
+        """One inference."""
+        if isinstance(warm, SearchResult):
+            warm = warm.warm
+        if warm is not None and not isinstance(warm, _native.WarmState):
+            raise TypeError(f"warm must be a SearchResult or None, got {type(warm).__name__}")
+        out = _native.run_search(self._spec, oracle, _as_surrogate(surrogate), warm, xi)
+        return SearchResult(search=self.name, **out)
+
+    def __repr__(self) -> str:
+        opts = "".join(f", {k}={v!r}" for k, v in self.options.items())
+        return f"Search({self.name!r}{opts})"
+
+
+def _as_surrogate(surrogate: Any) -> Any:
+    if isinstance(surrogate, str):
+        from bicrit.surrogates import Surrogate
+
+        return Surrogate(surrogate)
+    return surrogate
+
+
+def search(
+    name: str,
+    oracle: Any,
+    surrogate: Any,
+    *,
+    warm: Any = None,
+    xi: float | None = None,
+    **options: Any,
+) -> SearchResult:
+    """Loss-augmented inference (``bicrit.search``): the search registered as ``name``, built with
+    ``options``, over ``oracle`` for ``surrogate`` (a surrogate object or a registered name);
+    ``warm`` is the previous result for the same instance, ``xi`` the slack for ``sarawagi``.
+    A search contributed by a plugin is any object its factory returns with
+    ``run(oracle, surrogate, *, warm, xi)``."""
+    from bicrit import registry
+
+    built = registry.create("search", name, **options)
+    return built.run(oracle, _as_surrogate(surrogate), warm=warm, xi=xi)
+
+
+_BUILTINS: dict[str, tuple[str, dict[str, Any]]] = {
+    "sarawagi": (
+        "Sarawagi–Gupta: golden-section search on the convex bound of the cutting-plane form",
+        {
+            "oracle": ["lambda"],
+            "surrogates": "product form",
+            "needs_xi": True,
+            "guarantee": "approximate",
+            "target": "integral",
+            "learners": ["cutting-plane (n-slack)"],
+        },
+    ),
+    "binary": (
+        "binary search on the convex upper bound F̄(λ) (Lemma binary_upper)",
+        {
+            "oracle": ["lambda"],
+            "surrogates": "product form",
+            "guarantee": "approximate",
+            "target": "integral",
+        },
+    ),
+    "bisecting": (
+        "bisecting search (Alg. bisecting), warm-startable from λ",
+        {
+            "oracle": ["lambda"],
+            "surrogates": "product form",
+            "guarantee": "approximate",
+            "target": "integral",
+        },
+    ),
+    "angular": (
+        "angular search with the constrained λ-oracle (Alg. angular)",
+        {
+            "oracle": ["lambda", "cone"],
+            "surrogates": "product form, shift 1 (slack)",
+            "guarantee": "exact, ≤ 2M + 3 calls; (1 + eps)-optimal with eps > 0",
+            "target": "integral",
+        },
+    ),
+    "convex-hull": (
+        "convex hull search (Alg. convexhull_search) with the optimal λ at each step",
+        {
+            "oracle": ["lambda"],
+            "surrogates": "any quasi-concave increasing",
+            "guarantee": "exact over the convex hull, ≤ chain vertices + 1 calls",
+            "target": "convex hull (fractional answers on an edge)",
+            "options": {"integral": ["none", "ban", "kbest"]},
+        },
+    ),
+    "convex-hull-ban": (
+        "convex hull search + ban-list recovery of the exact integral optimum",
+        {
+            "oracle": ["lambda", "ban"],
+            "surrogates": "any quasi-concave increasing",
+            "guarantee": "exact",
+            "target": "integral",
+        },
+    ),
+    "convex-hull-kbest": (
+        "convex hull search + k-best recovery of the exact integral optimum",
+        {
+            "oracle": ["lambda", "kbest"],
+            "surrogates": "any quasi-concave increasing",
+            "guarantee": "exact",
+            "target": "integral",
+        },
+    ),
+}
 
 
 def register_builtins(registry: Registrar) -> None:
     """Registers bicrit's built-in searches."""
+    for name, (description, caps) in _BUILTINS.items():
+        registry.add_search(name, partial(Search, name), description=description, capabilities=caps)

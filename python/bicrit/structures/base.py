@@ -54,7 +54,8 @@ class Cone(NamedTuple):
     hi_closed: bool = False
 
     def contains(self, margin: float, loss: float) -> bool:
-        """Whether a label with margin ``margin`` and loss ``loss`` lies in the cone."""
+        """Whether a label with margin ``margin`` and loss ``loss`` — a point (h, g) of slack
+        rescaling's plane — lies in the cone (tested on (1 + m, L))."""
         big_h = 1.0 + margin
         lo_ok = self.lo * big_h <= loss if self.lo_closed else self.lo * big_h < loss
         if math.isinf(self.hi):

@@ -138,6 +138,15 @@ pub trait LambdaOracle {
     /// The gold label y_i as a point, when the oracle knows it. Its Φ is the floor of every search:
     /// a search whose best point is not above it returns the gold label (zero loss).
     fn gold(&self) -> Option<Point<Self::Label>>;
+
+    /// The current coordinates of labels known from earlier (a label cache or the previous
+    /// epoch's hull vertices: the warm start of thesis §`sec:convex_hull_search`), computed
+    /// directly — this is not an oracle query. `Ok(None)` (the default) means the oracle cannot,
+    /// and searches then warm-start from the previous λ only.
+    fn evaluate(&mut self, labels: &[Self::Label]) -> Result<Option<Vec<Point<Self::Label>>>> {
+        let _ = labels;
+        Ok(None)
+    }
 }
 
 #[cfg(test)]

@@ -4,7 +4,11 @@
 
 mod convert;
 mod errors;
+mod py_oracle;
+mod py_surrogate;
+mod searches;
 mod structures;
+mod surrogates;
 
 use pyo3::prelude::*;
 
@@ -55,5 +59,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(structures::dependency::dependency_structure, m)?)?;
     m.add_function(wrap_pyfunction!(structures::multilabel::multilabel_structure, m)?)?;
     m.add_function(wrap_pyfunction!(structures::multilabel::multilabel_chow_liu, m)?)?;
+    surrogates::register(m)?;
+    searches::register(m)?;
     Ok(())
 }

@@ -1,0 +1,227 @@
+//! One inference in progress: the oracle, the surrogate, the labels revealed so far (the label
+//! cache), the calls made by kind and a trace of the queries for plots.
+
+use bicrit_core::error::check_finite;
+use bicrit_core::{Cone, Error, Lambda, LambdaOracle, PlaneQuery, Point, Result};
+use bicrit_surrogates::Surrogate;
+
+use crate::geometry::upper_right_chain;
+use crate::{Calls, QueryRecord, WarmStart};
+
+/// A label known to the search, with its Φ = ψ(h, g).
+#[derive(Clone, Debug)]
+pub struct Candidate<L> {
+    /// The label and its coordinates.
+    pub point: Point<L>,
+    /// ψ(h, g).
+    pub phi: f64,
+    /// Whether this is the gold label y_i (the floor of every search).
+    pub gold: bool,
+    /// Whether an integral-recovery loop has banned it (excluded from the hull of the round).
+    pub banned: bool,
+    /// Whether an integral-recovery loop bans it from the oracle's answers while keeping it in
+    /// the hull: the gold label, whose Φ is the floor that keeps the search where ψ is
+    /// quasi-concave and increasing.
+    pub ban_only_answers: bool,
+}
+
+/// The state of one inference: what the searches share.
+pub struct Session<'a, O: LambdaOracle> {
+    oracle: &'a mut O,
+    psi: &'a dyn Surrogate,
+    /// Oracle calls made so far, by kind.
+    pub calls: Calls,
+    /// Every query with its answers (for plots and debugging).
+    pub trace: Vec<QueryRecord>,
+    /// Labels revealed so far (gold first when the oracle knows it).
+    pub known: Vec<Candidate<O::Label>>,
+    /// The last λ queried.
+    pub last_lambda: Option<Lambda>,
+    max_calls: usize,
+    need_nonneg_g: bool,
+}
+
+impl<'a, O: LambdaOracle> Session<'a, O> {
+    /// Starts an inference; the gold label (when the oracle knows it) becomes the first candidate.
+    pub fn new(
+        oracle: &'a mut O,
+        psi: &'a dyn Surrogate,
+        max_calls: usize,
+        need_nonneg_g: bool,
+    ) -> Result<Self> {
+        let gold = oracle.gold();
+        let mut s = Session {
+            oracle,
+            psi,
+            calls: Calls::default(),
+            trace: Vec::new(),
+            known: Vec::new(),
+            last_lambda: None,
+            max_calls,
+            need_nonneg_g,
+        };
+        if let Some(p) = gold {
+            s.check_point("the oracle's gold label", &p)?;
+            let phi = s.phi(p.h, p.g)?;
+            s.known.push(Candidate { point: p, phi, gold: true, banned: false, ban_only_answers: false });
+        }
+        Ok(s)
+    }
+
+    /// The surrogate.
+    pub fn psi(&self) -> &'a dyn Surrogate {
+        self.psi
+    }
+
+    /// The oracle's capabilities.
+    pub fn capabilities(&self) -> bicrit_core::Capabilities {
+        self.oracle.capabilities()
+    }
+
+    /// Whether the call budget allows another query.
+    pub fn budget_left(&self) -> bool {
+        self.calls.total() < self.max_calls
+    }
+
+    /// ψ(h, g), refusing NaN/inf with a clear error.
+    pub fn phi(&self, h: f64, g: f64) -> Result<f64> {
+        let v = self.psi.try_value(h, g)?;
+        if v.is_nan() || v == f64::INFINITY {
+            return Err(Error::input(format!(
+                "surrogate '{}' is undefined at (h, g) = ({h}, {g}) (ψ = {v}): the point is outside its domain",
+                self.psi.name()
+            )));
+        }
+        Ok(v)
+    }
+
+    /// ∇ψ(h, g), refusing NaN.
+    pub fn grad(&self, h: f64, g: f64) -> Result<(f64, f64)> {
+        let d = self.psi.try_grad(h, g)?;
+        if d.0.is_nan() || d.1.is_nan() {
+            return Err(Error::input(format!(
+                "the gradient of surrogate '{}' is undefined at (h, g) = ({h}, {g})",
+                self.psi.name()
+            )));
+        }
+        Ok(d)
+    }
+
+    fn check_point(&self, what: &str, p: &Point<O::Label>) -> Result<()> {
+        check_finite(what, &[p.h, p.g])?;
+        if self.need_nonneg_g && p.g < 0.0 {
+            return Err(Error::input(format!(
+                "{what} has g = {} < 0, but the product-form searches need g ≥ 0 (a task loss)",
+                p.g
+            )));
+        }
+        Ok(())
+    }
+
+    /// One oracle query, counted by kind and traced; every answer is checked for NaN/inf.
+    pub fn query(
+        &mut self,
+        lambda: Lambda,
+        ban: &[O::Label],
+        k: usize,
+        cone: Option<Cone>,
+    ) -> Result<Vec<Point<O::Label>>> {
+        if let Lambda::Finite(l) = lambda {
+            if !(l.is_finite() && l > 0.0) {
+                return Err(Error::input(format!("internal: λ = {l} is not a positive finite value")));
+            }
+        }
+        let q = PlaneQuery { lambda, ban, k: k.max(1), cone };
+        let answers = self.oracle.query(&q)?;
+        if answers.len() > q.k {
+            return Err(Error::input(format!(
+                "the oracle returned {} answers for k = {}",
+                answers.len(),
+                q.k
+            )));
+        }
+        for p in &answers {
+            self.check_point("an oracle answer", p)?;
+        }
+        self.calls.record(lambda, ban.len(), k, cone.is_some());
+        self.last_lambda = Some(lambda);
+        self.trace.push(QueryRecord {
+            lambda: lambda.as_f64(),
+            cone,
+            k: q.k,
+            banned: ban.len(),
+            answers: answers.iter().map(|p| (p.h, p.g)).collect(),
+        });
+        Ok(answers)
+    }
+
+    /// Adds a revealed label to the cache unless an active candidate has the same coordinates;
+    /// returns its index and whether it is new.
+    pub fn add(&mut self, p: Point<O::Label>) -> Result<(usize, bool)> {
+        if let Some(i) = self.known.iter().position(|c| !c.banned && c.point.h == p.h && c.point.g == p.g) {
+            return Ok((i, false));
+        }
+        let phi = self.phi(p.h, p.g)?;
+        self.known.push(Candidate { point: p, phi, gold: false, banned: false, ban_only_answers: false });
+        Ok((self.known.len() - 1, true))
+    }
+
+    /// Re-evaluates a warm start's labels at the current weights and adds them to the cache.
+    /// Returns false when the oracle cannot evaluate labels (then only λ is reused).
+    pub fn warm_points(&mut self, warm: &WarmStart<O::Label>) -> Result<bool> {
+        if warm.labels.is_empty() {
+            return Ok(true);
+        }
+        match self.oracle.evaluate(&warm.labels)? {
+            None => Ok(false),
+            Some(points) => {
+                self.calls.evaluated += points.len();
+                for p in points {
+                    self.check_point("a warm-start label", &p)?;
+                    self.add(p)?;
+                }
+                Ok(true)
+            }
+        }
+    }
+
+    /// Index of the best active candidate (gold preferred on ties), if any.
+    pub fn best(&self) -> Option<usize> {
+        let mut best: Option<usize> = None;
+        for (i, c) in self.known.iter().enumerate() {
+            let better = match best {
+                None => true,
+                Some(b) => c.phi > self.known[b].phi,
+            };
+            if better {
+                best = Some(i);
+            }
+        }
+        // Prefer the gold label when it ties with the best (zero loss).
+        if let (Some(b), Some(gi)) = (best, self.known.iter().position(|c| c.gold)) {
+            if self.known[gi].phi >= self.known[b].phi {
+                return Some(gi);
+            }
+        }
+        best
+    }
+
+    /// The warm start for the next inference: the labels on the upper-right chain of the cache
+    /// (plus the best one), and the last λ.
+    pub fn warm_start(&self) -> WarmStart<O::Label> {
+        let idx: Vec<usize> = (0..self.known.len()).filter(|&i| !self.known[i].gold).collect();
+        let pts: Vec<(f64, f64)> =
+            idx.iter().map(|&i| (self.known[i].point.h, self.known[i].point.g)).collect();
+        let mut keep: Vec<usize> = upper_right_chain(&pts).into_iter().map(|j| idx[j]).collect();
+        if let Some(b) = self.best() {
+            if !self.known[b].gold && !keep.contains(&b) {
+                keep.push(b);
+            }
+        }
+        keep.truncate(32);
+        WarmStart {
+            labels: keep.iter().map(|&i| self.known[i].point.label.clone()).collect(),
+            lambda: self.last_lambda.map(|l| l.as_f64()).filter(|l| l.is_finite() && *l > 0.0),
+        }
+    }
+}

@@ -1,0 +1,194 @@
+//! Unit tests of the spec and of each search on small point sets, including the thesis's
+//! negative results (Theorem `loracle_l1`, the A/B/C lemma of §`sec:convex_hull_search`).
+
+use bicrit_core::{Capabilities, Error, Lambda, LambdaOracle, PlaneQuery, Point, Result};
+use bicrit_surrogates::{by_name, MarginRescaling, SlackRescaling, Surrogate};
+
+use crate::{PointSetOracle, SearchSpec};
+
+fn run(name: &str, o: &mut PointSetOracle, psi: &dyn Surrogate) -> crate::Outcome<usize> {
+    SearchSpec::from_name(name).unwrap().run(o, psi, None, Some(0.0)).unwrap()
+}
+
+fn labels(out: &crate::Outcome<usize>) -> Vec<usize> {
+    out.answer.iter().map(|i| i.label).collect()
+}
+
+/// Theorem `loracle_l1`'s three labels (plus gold), in slack coordinates (h = H − 1): A = [ε, Ĝ],
+/// B = [Ĥ, ε], C = [Ĥ/2, Ĝ/2] with Ĥ = Ĝ = 10, ε = 0.01; C sits on the segment AB's lower side.
+fn theorem_set() -> PointSetOracle {
+    let (e, big) = (0.01, 10.0);
+    let pts = [(0.0 - 1.0, 0.0), (e - 1.0, big), (big - 1.0, e), (big / 2.0 - 1.0, big / 2.0)];
+    // The gold label of slack rescaling is m = 0, L = 0: H = 1, G = 0. Keep it too.
+    let mut h: Vec<f64> = pts.iter().map(|p| p.0).collect();
+    let mut g: Vec<f64> = pts.iter().map(|p| p.1).collect();
+    h[0] = 0.0;
+    g[0] = 0.0;
+    PointSetOracle::new(h, g, Some(0)).unwrap()
+}
+
+#[test]
+fn theorem_loracle_l1_lambda_only_searches_return_a_poor_label() {
+    let psi = SlackRescaling;
+    let best = psi.value(4.0, 5.0); // C: (Ĥ/2)(Ĝ/2) = 25
+    for name in ["bisecting", "binary", "sarawagi", "convex-hull"] {
+        let mut o = theorem_set();
+        let out = SearchSpec::from_name(name).unwrap().run(&mut o, &psi, None, Some(1.0)).unwrap();
+        let integral_value = out.answer.iter().map(|i| psi.value(i.h, i.g)).fold(f64::MIN, f64::max);
+        assert!(integral_value < 0.2 * best, "{name}: integral label value {integral_value}");
+        assert!(!labels(&out).contains(&3), "{name} found C through the λ-oracle alone");
+    }
+    // The hull search's fractional value reaches (at least) the optimum ...
+    let out = run("convex-hull", &mut theorem_set(), &psi);
+    assert_eq!(out.answer.len(), 2);
+    assert!(out.value >= best, "fractional value {}", out.value);
+    // ... and ban-list / k-best recovery and angular search find C exactly.
+    for name in ["convex-hull-ban", "convex-hull-kbest", "angular"] {
+        let out = run(name, &mut theorem_set(), &psi);
+        assert_eq!(labels(&out), vec![3], "{name}");
+        assert!((out.value - best).abs() < 1e-12);
+        assert!(out.upper_bound.unwrap() >= best - 1e-12);
+    }
+}
+
+/// The A/B/C lemma: A = [2, 4], B = [4, 2], C = [3 + ε, 3] with ψ = h·g (slack with h = H − 1).
+fn abc(eps: f64) -> PointSetOracle {
+    PointSetOracle::new(vec![1.0, 3.0, 2.0 + eps], vec![4.0, 2.0, 3.0], None).unwrap()
+}
+
+#[test]
+fn abc_lemma_hull_search_finds_c_while_lambda_avoiding_one_misses_it() {
+    let eps = 0.01;
+    // Any λ outside (1 − ε, 1 + ε) returns A or B (here on a grid of λ).
+    let mut o = abc(eps);
+    for i in 0..200 {
+        let lam = 0.05 * (i as f64 + 1.0);
+        if (lam - 1.0).abs() < eps {
+            continue;
+        }
+        let y = o.query(&PlaneQuery::lambda(Lambda::Finite(lam))).unwrap()[0].label;
+        assert!(y == 0 || y == 1, "λ = {lam} returned {y}");
+    }
+    for name in ["convex-hull", "angular", "convex-hull-ban"] {
+        let out = run(name, &mut abc(eps), &SlackRescaling);
+        assert_eq!(labels(&out), vec![2], "{name}");
+        assert!(out.calls.total() <= 5, "{name}: {:?}", out.calls);
+    }
+    // The printed Get-λ ("below T′") would query A's tangent and stop; the correct rule climbs.
+    let out = run("convex-hull", &mut abc(eps), &SlackRescaling);
+    assert!((out.value - 3.01 * 3.0).abs() < 1e-12);
+}
+
+#[test]
+fn gold_is_the_floor_and_degenerate_sets() {
+    // Every label has Φ < 0 under slack (h < −1): return gold with loss 0.
+    let o = PointSetOracle::new(vec![0.0, -2.0, -1.5], vec![0.0, 3.0, 1.0], None).unwrap();
+    for name in ["angular", "bisecting", "binary", "convex-hull-ban", "convex-hull-kbest"] {
+        let out = run(name, &mut o.clone(), &SlackRescaling);
+        assert!(out.is_gold, "{name}");
+        assert_eq!(out.value, 0.0);
+        assert_eq!(labels(&out), vec![0]);
+    }
+    // A single label that is the gold label.
+    let mut single = PointSetOracle::new(vec![0.0], vec![0.0], None).unwrap();
+    for name in crate::NAMES {
+        let out =
+            SearchSpec::from_name(name).unwrap().run(&mut single, &SlackRescaling, None, Some(1.0)).unwrap();
+        assert!(out.is_gold && out.value == 0.0, "{name}");
+    }
+    // No gold and one label.
+    let mut one = PointSetOracle::new(vec![0.5], vec![2.0], None).unwrap();
+    let out = run("convex-hull", &mut one, &MarginRescaling);
+    assert_eq!(labels(&out), vec![0]);
+    assert_eq!(out.value, 2.5);
+}
+
+#[test]
+fn compatibility_is_checked_at_construction() {
+    let beta = by_name("beta", &[("beta", 0.5)]).unwrap();
+    let caps = Capabilities { ban: true, kbest: true, cone: true, relaxed: false };
+    for name in ["angular", "bisecting", "binary", "sarawagi"] {
+        let e = SearchSpec::from_name(name).unwrap().check(beta.as_ref(), caps).unwrap_err();
+        assert!(matches!(e, Error::Incompatible(_)));
+        assert!(e.to_string().contains(name) && e.to_string().contains("'beta' (beta=0.5)"), "{e}");
+    }
+    assert!(SearchSpec::from_name("convex-hull").unwrap().check(beta.as_ref(), caps).is_ok());
+    let none = Capabilities::default();
+    let e = SearchSpec::from_name("angular").unwrap().check(&SlackRescaling, none).unwrap_err();
+    assert!(e.to_string().contains("constrained λ-oracle"), "{e}");
+    let e = SearchSpec::from_name("convex-hull-ban").unwrap().check(&MarginRescaling, none).unwrap_err();
+    assert!(e.to_string().contains("ban-list"), "{e}");
+    let e = SearchSpec::from_name("convex-hull-kbest").unwrap().check(&MarginRescaling, none).unwrap_err();
+    assert!(e.to_string().contains("k-best"), "{e}");
+    let mut o = abc(0.01);
+    let e = SearchSpec::from_name("sarawagi").unwrap().run(&mut o, &SlackRescaling, None, None).unwrap_err();
+    assert!(e.to_string().contains("ξ_i"), "{e}");
+    // Options.
+    let mut s = SearchSpec::from_name("angular").unwrap();
+    assert!(s.set("eps", 0.01).is_ok());
+    assert!(s.set("eps", -1.0).is_err());
+    assert!(s.set("tol", 0.1).unwrap_err().to_string().contains("no numeric option 'tol'"));
+    assert!(s.set_integral("ban").is_err());
+    let mut h = SearchSpec::from_name("convex-hull").unwrap();
+    h.set_integral("kbest").unwrap();
+    assert_eq!(h.name(), "convex-hull-kbest");
+    assert!(SearchSpec::from_name("nope").is_err());
+}
+
+/// An oracle that returns NaN coordinates.
+struct Broken;
+impl LambdaOracle for Broken {
+    type Label = ();
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::default()
+    }
+    fn query(&mut self, _q: &PlaneQuery<'_, ()>) -> Result<Vec<Point<()>>> {
+        Ok(vec![Point { label: (), h: f64::NAN, g: 1.0 }])
+    }
+    fn gold(&self) -> Option<Point<()>> {
+        None
+    }
+}
+
+#[test]
+fn non_finite_answers_and_undefined_psi_are_clear_errors() {
+    let e = SearchSpec::from_name("convex-hull")
+        .unwrap()
+        .run(&mut Broken, &MarginRescaling, None, None)
+        .unwrap_err();
+    assert!(matches!(e, Error::InvalidInput(_)) && e.to_string().contains("non-finite"), "{e}");
+    // ProbLoss is undefined for g < 0.
+    let mut o = PointSetOracle::new(vec![1.0], vec![-1.0], None).unwrap();
+    let probloss = by_name("probloss", &[]).unwrap();
+    let e =
+        SearchSpec::from_name("convex-hull").unwrap().run(&mut o, probloss.as_ref(), None, None).unwrap_err();
+    assert!(e.to_string().contains("outside its domain"), "{e}");
+    let e = SearchSpec::from_name("bisecting").unwrap().run(&mut o, &SlackRescaling, None, None).unwrap_err();
+    assert!(e.to_string().contains("g ≥ 0"), "{e}");
+}
+
+#[test]
+fn warm_start_on_an_unchanged_set_costs_one_call() {
+    let h = vec![0.0, 0.3, -0.2, 0.8, -0.5, 0.1];
+    let g = vec![0.0, 2.0, 4.0, 1.0, 6.0, 3.0];
+    let spec = SearchSpec::from_name("convex-hull").unwrap();
+    let mut o = PointSetOracle::new(h.clone(), g.clone(), None).unwrap();
+    let first = spec.run(&mut o, &SlackRescaling, None, None).unwrap();
+    let mut o2 = PointSetOracle::new(h, g, None).unwrap();
+    let second = spec.run(&mut o2, &SlackRescaling, Some(&first.warm), None).unwrap();
+    assert_eq!(second.calls.total(), 1, "{:?}", second.calls);
+    assert!((second.value - first.value).abs() < 1e-12);
+}
+
+#[test]
+fn extreme_magnitudes_stay_finite() {
+    // Subnormal and huge coordinates: λ₀ = Ĥ/Ĝ would overflow; every search still answers.
+    for (h, g) in [(vec![-1.0, 0.0], vec![2.225e-311, 0.0]), (vec![1e300, 0.0], vec![1e-300, 0.0])] {
+        for name in crate::NAMES {
+            let mut o = PointSetOracle::new(h.clone(), g.clone(), None).unwrap();
+            let out =
+                SearchSpec::from_name(name).unwrap().run(&mut o, &SlackRescaling, None, Some(0.0)).unwrap();
+            assert!(out.value.is_finite() && out.calls.total() <= 2 * h.len() + 3 + 100, "{name}");
+        }
+    }
+}
