@@ -143,6 +143,13 @@ class Structure(ABC):
         """``argmax_y m(y) + λ·L(y, y_true)``; λ = 0 and λ = inf are lexicographic queries."""
         return self.oracle(w, x, y_true, **lambda_query(lam))[0].label
 
+    def instance_oracle(self, w: np.ndarray, x: Any, y_true: Any) -> Any:
+        """Instance ``x`` with gold ``y_true`` under ``w`` as an oracle for :func:`bicrit.search`,
+        which then runs natively over this structure's oracle (through the plugin adapter for a
+        structure written in Python)."""
+        w = np.ascontiguousarray(w, dtype=np.float64)
+        return as_native(self).instance_oracle(w, x, y_true)
+
     def batch_predict(self, w: np.ndarray, X: Any, n_jobs: int | None = None) -> list[Any]:
         """``predict_one`` over many instances."""
         return [self.predict_one(w, x) for x in _rows(X)]

@@ -61,6 +61,9 @@ class NativeStructure(Structure):
     def terms(self, y: Any, y_true: Any) -> dict[str, float]:
         return dict(self._require().terms(self._y_one(y), self._y_one(y_true)))
 
+    def instance_oracle(self, w: np.ndarray, x: Any, y_true: Any) -> Any:
+        return self._require().instance_oracle(self._w(w), self._x_one(x), self._y_one(y_true))
+
     def predict_one(self, w: np.ndarray, x: Any) -> Any:
         return self._require().predict_one(self._w(w), self._x_one(x))
 

@@ -12,6 +12,7 @@ use pyo3::types::{PyDict, PyList};
 use crate::errors::{self, to_py};
 use crate::py_oracle::{PyLabel, PyOracle};
 use crate::py_surrogate::PySurrogate;
+use crate::structures::instance::{run_instance, ErasedWarm, InstanceOracle};
 use crate::surrogates::PySurrogateBuiltin;
 
 /// A search by name with its options.
@@ -204,6 +205,7 @@ pub struct PyWarmState {
 enum Warm {
     Index(WarmStart<usize>),
     Py(WarmStart<PyLabel>),
+    Native(ErasedWarm),
 }
 
 #[pymethods]
@@ -214,6 +216,7 @@ impl PyWarmState {
         match &self.inner {
             Warm::Index(w) => w.lambda,
             Warm::Py(w) => w.lambda,
+            Warm::Native(_) => None,
         }
     }
 
@@ -222,6 +225,7 @@ impl PyWarmState {
         match &self.inner {
             Warm::Index(w) => w.labels.len(),
             Warm::Py(w) => w.labels.len(),
+            Warm::Native(_) => 0,
         }
     }
 }
@@ -238,6 +242,16 @@ fn caps_dict(py: Python<'_>, c: Capabilities) -> PyResult<Bound<'_, PyDict>> {
 fn capabilities(oracle: &Bound<'_, PyAny>) -> PyResult<Capabilities> {
     if let Ok(ps) = oracle.cast::<PyPointSet>() {
         return Ok(ps.borrow().inner.capabilities());
+    }
+    if let Ok(io) = oracle.cast::<InstanceOracle>() {
+        let caps = io.getattr("capabilities")?;
+        let flag = |k: &str| -> PyResult<bool> { caps.get_item(k)?.extract() };
+        return Ok(Capabilities {
+            ban: flag("ban")?,
+            kbest: flag("kbest")?,
+            cone: flag("cone")?,
+            relaxed: flag("relaxed")?,
+        });
     }
     Ok(PyOracle::new(oracle)?.capabilities())
 }
@@ -258,7 +272,7 @@ fn with_surrogate<R>(surrogate: &Bound<'_, PyAny>, f: impl FnOnce(&dyn Surrogate
 fn outcome_dict<'py, L>(
     py: Python<'py>,
     out: Outcome<L>,
-    label: impl Fn(&L) -> Py<PyAny>,
+    mut label: impl FnMut(&L) -> Py<PyAny>,
     warm: Warm,
 ) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
@@ -311,14 +325,37 @@ pub fn run_search<'py>(
         .cast::<PySurrogateBuiltin>()
         .ok()
         .map(|b| b.clone().unbind());
+    if let Ok(io) = oracle.cast::<InstanceOracle>() {
+        let erased = match warm.map(|w| &w.inner) {
+            None => None,
+            Some(Warm::Native(e)) => Some(e),
+            Some(_) => {
+                return Err(to_py(
+                    py,
+                    Error::input("warm start comes from a result on another kind of oracle"),
+                ))
+            }
+        };
+        let (out, labels, next) = match &native_psi {
+            Some(b) => run_instance(py, io.get(), spec, b.get().inner.as_ref(), true, erased, xi)?,
+            None => {
+                let adapter = PySurrogate::new(surrogate)?;
+                run_instance(py, io.get(), spec, &adapter, false, erased, xi)?
+            }
+        };
+        let mut it = labels.into_iter();
+        return outcome_dict(py, out, |_| it.next().expect("one label per item"), Warm::Native(next));
+    }
     if let Ok(ps) = oracle.cast::<PyPointSet>() {
         let warm_idx = match warm.map(|w| &w.inner) {
             None => None,
             Some(Warm::Index(w)) => Some(w.clone()),
-            Some(Warm::Py(_)) => {
+            Some(_) => {
                 return Err(to_py(
                     py,
-                    Error::input("warm start from a result on a Python oracle cannot seed a PointSetOracle"),
+                    Error::input(
+                        "warm start from a result on another kind of oracle cannot seed a PointSetOracle",
+                    ),
                 ))
             }
         };
@@ -341,10 +378,12 @@ pub fn run_search<'py>(
     let warm_py = match warm.map(|w| &w.inner) {
         None => None,
         Some(Warm::Py(w)) => Some(w.clone()),
-        Some(Warm::Index(_)) => {
+        Some(_) => {
             return Err(to_py(
                 py,
-                Error::input("warm start from a PointSetOracle result cannot seed a Python oracle"),
+                Error::input(
+                    "warm start from a result on another kind of oracle cannot seed a Python oracle",
+                ),
             ))
         }
     };
@@ -368,6 +407,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySearchSpec>()?;
     m.add_class::<PyPointSet>()?;
     m.add_class::<PyWarmState>()?;
+    m.add_class::<InstanceOracle>()?;
     m.add_function(wrap_pyfunction!(run_search, m)?)?;
     m.add("SEARCH_NAMES", bicrit_searches::NAMES.to_vec())?;
     Ok(())

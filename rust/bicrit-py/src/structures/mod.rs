@@ -10,6 +10,7 @@
 pub mod chain;
 pub mod dependency;
 pub mod hierarchy;
+pub mod instance;
 pub mod multiclass;
 pub mod multilabel;
 pub mod python;
@@ -371,6 +372,18 @@ impl NativeStructure {
             let out = all.iter().map(|f| answers_to_py(py, s, f)).collect::<PyResult<Vec<_>>>()?;
             Ok(PyList::new(py, out)?.into_any().unbind())
         })
+    }
+
+    /// Instance `x` with gold `y_true` under weights `w` as an oracle for `bicrit.search`, which
+    /// then runs natively over this structure's oracle.
+    fn instance_oracle(
+        &self,
+        py: Python<'_>,
+        w: PyReadonlyArray1<'_, f64>,
+        x: &Bound<'_, PyAny>,
+        y_true: &Bound<'_, PyAny>,
+    ) -> PyResult<instance::InstanceOracle> {
+        self.make_instance_oracle(py, w, x, y_true)
     }
 
     fn __repr__(&self) -> String {
