@@ -12,7 +12,7 @@ use pyo3::types::{PyDict, PyList};
 use crate::errors::{self, to_py};
 use crate::py_oracle::{PyLabel, PyOracle};
 use crate::py_surrogate::PySurrogate;
-use crate::structures::instance::{run_instance, ErasedWarm, InstanceOracle};
+use crate::structures::instance::{run_instance, ErasedWarm, InstanceOracle, SearchCall};
 use crate::surrogates::PySurrogateBuiltin;
 
 /// A search by name with its options.
@@ -337,10 +337,15 @@ pub fn run_search<'py>(
             }
         };
         let (out, labels, next) = match &native_psi {
-            Some(b) => run_instance(py, io.get(), spec, b.get().inner.as_ref(), true, erased, xi)?,
+            Some(b) => {
+                let call =
+                    SearchCall { spec, psi: b.get().inner.as_ref(), native_psi: true, warm: erased, xi };
+                run_instance(py, io.get(), &call)?
+            }
             None => {
                 let adapter = PySurrogate::new(surrogate)?;
-                run_instance(py, io.get(), spec, &adapter, false, erased, xi)?
+                let call = SearchCall { spec, psi: &adapter, native_psi: false, warm: erased, xi };
+                run_instance(py, io.get(), &call)?
             }
         };
         let mut it = labels.into_iter();

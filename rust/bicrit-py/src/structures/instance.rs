@@ -70,18 +70,31 @@ impl NativeStructure {
     }
 }
 
+/// What one `bicrit.search` call asks of an instance oracle.
+pub struct SearchCall<'a> {
+    /// The search.
+    pub spec: &'a SearchSpec,
+    /// The surrogate.
+    pub psi: &'a dyn Surrogate,
+    /// Whether the surrogate is native (then the GIL is released during the search).
+    pub native_psi: bool,
+    /// The previous result's warm start on this instance.
+    pub warm: Option<&'a ErasedWarm>,
+    /// Slack ξ_i (Sarawagi–Gupta).
+    pub xi: Option<f64>,
+}
+
+/// An outcome whose labels were converted to Python, and the warm start for the next call.
+pub type InstanceOutcome = (Outcome<()>, Vec<Py<PyAny>>, ErasedWarm);
+
 fn run_on<S: BindStructure + 'static>(
     py: Python<'_>,
     s: &S,
     o: &InstanceOracle,
-    spec: &SearchSpec,
-    psi: &dyn Surrogate,
-    native_psi: bool,
-    warm: Option<&ErasedWarm>,
-    xi: Option<f64>,
-) -> PyResult<(Outcome<S::Label>, Vec<Py<PyAny>>)> {
+    call: &SearchCall<'_>,
+) -> PyResult<InstanceOutcome> {
     let (data, y) = o.parts::<S>();
-    let warm = match warm {
+    let warm = match call.warm {
         None => None,
         Some(ErasedWarm(b)) => Some(b.downcast_ref::<WarmStart<S::Label>>().ok_or_else(|| {
             errors::to_py(
@@ -92,30 +105,18 @@ fn run_on<S: BindStructure + 'static>(
     };
     let run = || -> bicrit_core::Result<Outcome<S::Label>> {
         let gold_terms = s.terms(y, y)?;
-        let mut oracle = StructureOracle::new(s, &o.w, data, 0, y, psi.factor_map(&gold_terms));
-        spec.run(&mut oracle, psi, warm, xi)
+        let mut oracle = StructureOracle::new(s, &o.w, data, 0, y, call.psi.factor_map(&gold_terms));
+        call.spec.run(&mut oracle, call.psi, warm, call.xi)
     };
-    let out = if native_psi { errors::native(py, run)? } else { errors::with_gil(py, run)? };
+    let out = if call.native_psi { errors::native(py, run)? } else { errors::with_gil(py, run)? };
     let labels = out.answer.iter().map(|i| s.label_to_py(py, &i.label)).collect::<PyResult<Vec<_>>>()?;
-    Ok((out, labels))
+    let next = ErasedWarm(Box::new(out.warm.clone()));
+    Ok((erase(out), labels, next))
 }
 
-/// Runs `spec` over an instance oracle: the outcome with its labels already converted to Python,
-/// and the warm start for the next call.
-pub fn run_instance(
-    py: Python<'_>,
-    o: &InstanceOracle,
-    spec: &SearchSpec,
-    psi: &dyn Surrogate,
-    native_psi: bool,
-    warm: Option<&ErasedWarm>,
-    xi: Option<f64>,
-) -> PyResult<(Outcome<()>, Vec<Py<PyAny>>, ErasedWarm)> {
-    dispatch!(&*o.structure, s => {
-        let (out, labels) = run_on(py, s, o, spec, psi, native_psi, warm, xi)?;
-        let warm = ErasedWarm(Box::new(out.warm.clone()));
-        Ok((erase(out), labels, warm))
-    })
+/// Runs one search over an instance oracle.
+pub fn run_instance(py: Python<'_>, o: &InstanceOracle, call: &SearchCall<'_>) -> PyResult<InstanceOutcome> {
+    dispatch!(&*o.structure, s => run_on(py, s, o, call))
 }
 
 /// The outcome without its labels (they were converted separately).
