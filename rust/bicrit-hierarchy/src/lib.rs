@@ -26,6 +26,15 @@
 //! the transform Σ_{Ā(t)} α ≤ 1 (strictly less when some child of t has weight), i.e. such
 //! labels are scored with a shorter normalized class attribute.
 //!
+//! **The root.** Every label contains the root, so its block of φ cancels in every margin: its α
+//! only takes a share of the budget and scales all other weights uniformly (for a fixed α_root
+//! the rest is the rootless solution times 1 − α_root, by homogeneity) — equivalent to a change
+//! of the regularization constant. The thesis's problems count it (`include_root = true`, the
+//! default). As ρ → 1 the power problem gives the root almost everything (min Σα with every
+//! leaf sum 1 is α = e_root): at ρ = 1.01 the other weights are ~1e-30, so √α underflows the
+//! feature scale in practice; `include_root = false` fixes α_root = 0 and keeps the same
+//! proportions at a usable scale.
+//!
 //! **Conic programs** go to `clarabel` (interior point, pure Rust): it handles the QP (ρ = 2),
 //! the power cones of general ρ > 1 (s = (t_n, 1, α_n) ∈ K_pow(1/ρ) ⇔ α_n^ρ ≤ t_n), and the
 //! rotated second-order cones of the Shared SVM step (t_n·α_n ≥ N_n), with sparse constraint
@@ -118,8 +127,8 @@ pub trait AlphaSolver {
     fn name(&self) -> &'static str;
     /// α for the graph `g`.
     fn solve(&self, g: &HierarchyGraph) -> Result<AlphaSolution>;
-    /// The problem's objective at `alpha` (for tests and reports).
-    fn objective(&self, alpha: &[f64]) -> f64;
+    /// The problem's objective at `alpha` on `g` (for tests and reports).
+    fn objective(&self, g: &HierarchyGraph, alpha: &[f64]) -> f64;
 }
 
 /// Clears the round-off of an interior-point solution: negatives (≥ −tol) become 0.

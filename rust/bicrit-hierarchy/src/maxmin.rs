@@ -9,7 +9,7 @@
 //! deterministically.
 //!
 //! On a tree t* has a closed form: t* = T / P with P the number of nodes on the longest
-//! root-to-leaf path (T = 1 for exact sums). It is an upper bound (that path's P weights are ≥ t
+//! root-to-leaf path (T = 1 for exact sums; P − 1 nodes when the root is left out). It is an upper bound (that path's P weights are ≥ t
 //! and sum to at most T), and it is reached by α = t* on internal nodes and α_l =
 //! max(t*, 1 − (|Ā(l)| − 1)·t*) on the leaves, which also satisfies the directional constraints.
 //! On DAGs t* comes from the LP (clarabel); the face is then taken as α_n ≥ t*·(1 − 1e-7) so that
@@ -28,13 +28,16 @@ pub struct MaxMinAlpha {
     pub sum: LeafSum,
     /// α_n ≥ α_parent on every edge (the thesis's problem has it).
     pub directional: bool,
+    /// Count the root (the thesis's problem); `false` fixes α_root = 0 and maximises the
+    /// smallest non-root weight (see the crate docs).
+    pub include_root: bool,
     /// Break ties by min Σα² on the optimal face (otherwise: the LP's interior-point answer).
     pub tie_break: bool,
 }
 
 impl Default for MaxMinAlpha {
     fn default() -> Self {
-        MaxMinAlpha { sum: LeafSum::Exact, directional: true, tie_break: true }
+        MaxMinAlpha { sum: LeafSum::Exact, directional: true, include_root: true, tie_break: true }
     }
 }
 
@@ -54,6 +57,15 @@ impl MaxMinAlpha {
         if self.directional {
             prog.directional(g, 0);
         }
+        if !self.include_root {
+            prog.eq(vec![(g.root(), 1.0)], 0.0);
+        }
+    }
+
+    /// The nodes whose smallest weight is maximised.
+    fn counted(&self, g: &HierarchyGraph) -> impl Iterator<Item = usize> {
+        let skip = (!self.include_root).then_some(g.root());
+        (0..g.n_nodes()).filter(move |&v| Some(v) != skip)
     }
 
     /// The optimal value t* = max min_n α_n.
@@ -61,7 +73,8 @@ impl MaxMinAlpha {
         self.check()?;
         let t_max = self.sum.bounds().1;
         if g.is_tree() {
-            return Ok(t_max / tree_path_nodes(g) as f64);
+            let nodes = tree_path_nodes(g) - usize::from(!self.include_root);
+            return Ok(t_max / nodes as f64);
         }
         let m = g.n_nodes();
         let paths = LeafPaths::new(g);
@@ -69,7 +82,7 @@ impl MaxMinAlpha {
         self.constraints(g, &paths, &mut prog);
         let t = prog.add_vars(1);
         prog.set_linear(t, -1.0);
-        for v in 0..m {
+        for v in self.counted(g) {
             prog.le(vec![(t, 1.0), (v, -1.0)], 0.0);
         }
         let x = prog.solve("the max-min LP for α (rho = 1)")?;
@@ -93,25 +106,28 @@ impl AlphaSolver for MaxMinAlpha {
             let floor = if g.is_tree() { t_star } else { t_star * (1.0 - 1e-7) };
             for v in 0..m {
                 prog.add_diag(v, 2.0);
+            }
+            for v in self.counted(g) {
                 prog.ge(vec![(v, 1.0)], floor);
             }
         } else {
             let t = prog.add_vars(1);
             prog.set_linear(t, -1.0);
-            for v in 0..m {
+            for v in self.counted(g) {
                 prog.le(vec![(t, 1.0), (v, -1.0)], 0.0);
             }
         }
         let x = prog.solve("the tie-break QP of the max-min α (rho = 1)")?;
         let mut alpha = x[..m].to_vec();
         clean_nonneg(&mut alpha);
-        let objective = self.objective(&alpha);
+        Program::repair_leaf_sums(&paths, &mut alpha, self.sum);
+        let objective = self.objective(g, &alpha);
         Ok(AlphaSolution { alpha, objective, method: Method::Conic })
     }
 
-    /// min_n α_n (the quantity maximised).
-    fn objective(&self, alpha: &[f64]) -> f64 {
-        alpha.iter().copied().fold(f64::INFINITY, f64::min)
+    /// min_n α_n over the counted nodes (the quantity maximised).
+    fn objective(&self, g: &HierarchyGraph, alpha: &[f64]) -> f64 {
+        self.counted(g).map(|v| alpha[v]).fold(f64::INFINITY, f64::min)
     }
 }
 

@@ -49,6 +49,8 @@ pub struct PowerAlpha {
     pub sum: LeafSum,
     /// α_n ≥ α_parent on every edge.
     pub directional: bool,
+    /// Count the root (the thesis's problem); `false` fixes α_root = 0 (see the crate docs).
+    pub include_root: bool,
     /// Algorithm.
     pub method: PowerMethod,
 }
@@ -56,7 +58,13 @@ pub struct PowerAlpha {
 impl PowerAlpha {
     /// ρ with exact sums, no directional constraints, automatic method.
     pub fn new(rho: f64) -> Self {
-        PowerAlpha { rho, sum: LeafSum::Exact, directional: false, method: PowerMethod::Auto }
+        PowerAlpha {
+            rho,
+            sum: LeafSum::Exact,
+            directional: false,
+            include_root: true,
+            method: PowerMethod::Auto,
+        }
     }
 
     fn check(&self) -> Result<()> {
@@ -103,6 +111,9 @@ impl PowerAlpha {
             z[v] = zv;
             ln_k[v] = ln_s - (self.rho - 1.0) * softplus(zv);
         }
+        if !self.include_root {
+            z[g.root()] = f64::NEG_INFINITY; // share 0: the children get the whole budget
+        }
         let mut alpha = vec![0.0; m];
         let mut budget = vec![0.0; m];
         for &v in g.topo() {
@@ -112,7 +123,7 @@ impl PowerAlpha {
                 budget[p] * sigmoid(-z[p])
             });
             budget[v] = b;
-            alpha[v] = if z[v].is_infinite() { b } else { b * sigmoid(z[v]) };
+            alpha[v] = if g.is_leaf(v) { b } else { b * sigmoid(z[v]) };
         }
         Ok(alpha)
     }
@@ -127,6 +138,9 @@ impl PowerAlpha {
         prog.nonneg(0, m);
         if self.directional {
             prog.directional(g, 0);
+        }
+        if !self.include_root {
+            prog.eq(vec![(g.root(), 1.0)], 0.0);
         }
         if self.rho == 2.0 {
             for v in 0..m {
@@ -149,6 +163,7 @@ impl PowerAlpha {
         let x = prog.solve("the power problem for α")?;
         let mut alpha = x[..m].to_vec();
         clean_nonneg(&mut alpha);
+        Program::repair_leaf_sums(&paths, &mut alpha, self.sum);
         Ok(alpha)
     }
 }
@@ -166,11 +181,11 @@ impl AlphaSolver for PowerAlpha {
             PowerMethod::Auto if self.closed_form_applies(g) => (self.closed_form(g)?, Method::ClosedForm),
             PowerMethod::Auto => (self.conic(g)?, Method::Conic),
         };
-        let objective = self.objective(&alpha);
+        let objective = self.objective(g, &alpha);
         Ok(AlphaSolution { alpha, objective, method })
     }
 
-    fn objective(&self, alpha: &[f64]) -> f64 {
+    fn objective(&self, _g: &HierarchyGraph, alpha: &[f64]) -> f64 {
         alpha.iter().map(|&a| a.max(0.0).powf(self.rho)).sum()
     }
 }
@@ -220,7 +235,7 @@ mod tests {
             let b = p.conic(&g).unwrap();
             assert!(max_violation(&paths, &a, LeafSum::Exact) < 1e-12);
             assert!(max_violation(&paths, &b, LeafSum::Exact) < 1e-7);
-            let (fa, fb) = (p.objective(&a), p.objective(&b));
+            let (fa, fb) = (p.objective(&g, &a), p.objective(&g, &b));
             assert!((fa - fb).abs() < 1e-7 * (1.0 + fa), "rho {rho}: {fa} vs {fb}");
         }
     }
@@ -232,6 +247,25 @@ mod tests {
         for rho in [1.05, 2.0] {
             let a = PowerAlpha::new(rho).closed_form(&g).unwrap();
             assert!((a[1] - a[2]).abs() < 1e-14 && (a[2] - a[3]).abs() < 1e-14, "{a:?}");
+        }
+    }
+
+    #[test]
+    fn rootless_is_the_rescaled_rooted_solution() {
+        let g = tree(&[-1, 0, 0, 1, 1, 1, 2, 6, 6, 7]);
+        for rho in [1.2, 2.0] {
+            let with = PowerAlpha::new(rho).closed_form(&g).unwrap();
+            let p = PowerAlpha { include_root: false, ..PowerAlpha::new(rho) };
+            let without = p.closed_form(&g).unwrap();
+            let conic = p.conic(&g).unwrap();
+            assert_eq!(without[0], 0.0);
+            assert!(max_violation(&LeafPaths::new(&g), &without, LeafSum::Exact) < 1e-12);
+            for v in 1..g.n_nodes() {
+                assert!((with[v] - (1.0 - with[0]) * without[v]).abs() < 1e-12, "{with:?} {without:?}");
+                assert!((conic[v] - without[v]).abs() < 1e-5, "{conic:?} {without:?}");
+            }
+            let (fa, fb) = (p.objective(&g, &without), p.objective(&g, &conic));
+            assert!((fa - fb).abs() < 1e-7 * (1.0 + fa), "{fa} vs {fb}");
         }
     }
 

@@ -55,11 +55,12 @@ impl AlphaSolver for SharedConicAlpha {
         let x = prog.solve("the Shared SVM α step")?;
         let mut alpha = x[..m].to_vec();
         clean_nonneg(&mut alpha);
-        let objective = self.objective(&alpha);
+        Program::repair_leaf_sums(&paths, &mut alpha, LeafSum::AtMost);
+        let objective = self.objective(g, &alpha);
         Ok(AlphaSolution { alpha, objective, method: Method::Conic })
     }
 
-    fn objective(&self, alpha: &[f64]) -> f64 {
+    fn objective(&self, _g: &HierarchyGraph, alpha: &[f64]) -> f64 {
         shared_objective(&self.sq_norms, alpha)
     }
 }

@@ -75,12 +75,12 @@ impl AlphaSolver for SharedTreeAlpha {
             alpha[v] = lp * e[v];
             budget[v] = lp * (1.0 - e[v]);
         }
-        let objective = self.objective(&alpha);
+        let objective = self.objective(g, &alpha);
         Ok(AlphaSolution { alpha, objective, method: Method::ClosedForm })
     }
 
     /// Σ N_n / α_n (0/0 = 0; N_n > 0 with α_n = 0 is +∞).
-    fn objective(&self, alpha: &[f64]) -> f64 {
+    fn objective(&self, _g: &HierarchyGraph, alpha: &[f64]) -> f64 {
         shared_objective(&self.sq_norms, alpha)
     }
 }

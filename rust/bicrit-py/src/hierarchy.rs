@@ -56,7 +56,7 @@ fn out<'py>(py: Python<'py>, sol: AlphaSolution) -> AlphaOut<'py> {
 /// NHSVM's power problem min Σ α^ρ (thesis eq. `beta_1`): `t` = None for exact leaf sums, or T
 /// for 1 ≤ Σ ≤ T; `method` is "auto", "closed_form" (trees) or "conic".
 #[pyfunction]
-#[pyo3(signature = (parents, root, rho, *, t=None, directional=false, method="auto", names=None))]
+#[pyo3(signature = (parents, root, rho, *, t=None, directional=false, include_root=true, method="auto", names=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn alpha_power<'py>(
     py: Python<'py>,
@@ -65,6 +65,7 @@ pub fn alpha_power<'py>(
     rho: f64,
     t: Option<f64>,
     directional: bool,
+    include_root: bool,
     method: &str,
     names: Option<Vec<String>>,
 ) -> PyResult<AlphaOut<'py>> {
@@ -81,27 +82,30 @@ pub fn alpha_power<'py>(
     };
     let sum = leaf_sum(py, t)?;
     let g = graph(py, &parents, root, names)?;
-    let solver = PowerAlpha { rho, sum, directional, method };
+    let solver = PowerAlpha { rho, sum, directional, include_root, method };
     let sol = errors::native(py, || solver.solve(&g))?;
     Ok(out(py, sol))
 }
 
 /// NHSVM's ρ = 1 problem max min α (thesis eq. `nbeta_1`), ties broken by min Σα² on the optimal
-/// face; `t` as in [`alpha_power`]. The objective reported is min_n α_n.
+/// face; `t` as in [`alpha_power`]. The objective reported is min_n α_n (over the non-root nodes
+/// when `include_root` is false).
 #[pyfunction]
-#[pyo3(signature = (parents, root, *, t=None, directional=true, tie_break=true, names=None))]
+#[pyo3(signature = (parents, root, *, t=None, directional=true, include_root=true, tie_break=true, names=None))]
+#[allow(clippy::too_many_arguments)]
 pub fn alpha_maxmin<'py>(
     py: Python<'py>,
     parents: Vec<Vec<i64>>,
     root: i64,
     t: Option<f64>,
     directional: bool,
+    include_root: bool,
     tie_break: bool,
     names: Option<Vec<String>>,
 ) -> PyResult<AlphaOut<'py>> {
     let sum = leaf_sum(py, t)?;
     let g = graph(py, &parents, root, names)?;
-    let solver = MaxMinAlpha { sum, directional, tie_break };
+    let solver = MaxMinAlpha { sum, directional, include_root, tie_break };
     let sol = errors::native(py, || solver.solve(&g))?;
     Ok(out(py, sol))
 }

@@ -277,6 +277,19 @@ pub fn hierarchy_batch_oracle_scores<'py>(
     Ok(PyList::new(py, out)?.into_any().unbind())
 }
 
+/// `e` with "instance i: " in front of its message, keeping its kind.
+fn at_instance(i: usize, e: Error) -> Error {
+    let p = |m: String| format!("instance {i}: {m}");
+    match e {
+        Error::InvalidInput(m) => Error::InvalidInput(p(m)),
+        Error::InvalidParameter(m) => Error::InvalidParameter(p(m)),
+        Error::Incompatible(m) => Error::Incompatible(p(m)),
+        Error::Unsupported(m) => Error::Unsupported(p(m)),
+        Error::Solver(m) => Error::Solver(p(m)),
+        other => other,
+    }
+}
+
 /// Labels, values, margins and losses of the NHSVM3 oracle over many instances.
 type RatioOut<'py> =
     (Py<PyAny>, Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>);
@@ -329,10 +342,7 @@ pub fn hierarchy_ratio_oracle<'py>(
         crate::convert::with_threads(n_jobs, || {
             (0..labels.len())
                 .into_par_iter()
-                .map(|i| {
-                    h.ratio_oracle(w, &data, i, &labels[i], offset)
-                        .map_err(|e| Error::input(format!("instance {i}: {e}")))
-                })
+                .map(|i| h.ratio_oracle(w, &data, i, &labels[i], offset).map_err(|e| at_instance(i, e)))
                 .collect::<bicrit_core::Result<Vec<_>>>()
         })?
     })?;
@@ -369,7 +379,7 @@ pub fn hierarchy_ratio_oracle_scores<'py>(
                 .into_par_iter()
                 .map(|i| {
                     h.ratio_from_scores(&flat[i * m..(i + 1) * m], &labels[i], offset)
-                        .map_err(|e| Error::input(format!("instance {i}: {e}")))
+                        .map_err(|e| at_instance(i, e))
                 })
                 .collect::<bicrit_core::Result<Vec<_>>>()
         })?
