@@ -106,8 +106,57 @@ def hierarchy_batch_oracle_scores(
     cone: tuple[float, bool, float, bool] | None = None,
     n_jobs: int | None = None,
 ) -> list[list[tuple[Any, float, dict[str, float]]]]: ...
+def hierarchy_ratio_oracle(
+    s: Any,
+    w: Any,
+    x: Any,
+    y_true: Any,
+    *,
+    offset: float = 1.0,
+    n_jobs: int | None = None,
+) -> tuple[list[Any], Any, Any, Any]: ...
+def hierarchy_ratio_oracle_scores(
+    s: Any,
+    scores: Any,
+    y_true: Any,
+    *,
+    offset: float = 1.0,
+    n_jobs: int | None = None,
+) -> tuple[list[Any], Any, Any, Any]: ...
 
 # --- end hierarchy structure ---------------------------------------------------------------------
+# --- hierarchy: α solvers (rust/bicrit-hierarchy) ------------------------------------------------
+def alpha_power(
+    parents: list[list[int]],
+    root: int,
+    rho: float,
+    *,
+    t: float | None = None,
+    directional: bool = False,
+    include_root: bool = True,
+    method: str = "auto",
+    names: list[str] | None = None,
+) -> tuple[Any, float, str]: ...
+def alpha_maxmin(
+    parents: list[list[int]],
+    root: int,
+    *,
+    t: float | None = None,
+    directional: bool = True,
+    include_root: bool = True,
+    tie_break: bool = True,
+    names: list[str] | None = None,
+) -> tuple[Any, float, str]: ...
+def alpha_shared(
+    parents: list[list[int]],
+    root: int,
+    sq_norms: list[float],
+    *,
+    method: str = "auto",
+    names: list[str] | None = None,
+) -> tuple[Any, float, str]: ...
+
+# --- end hierarchy: α solvers --------------------------------------------------------------------
 # --- structures: dependency ---------------------------------------------------------------------
 def dependency_structure(
     n_features: int, projective: bool, labeled: bool, n_relations: int, label_weight: float

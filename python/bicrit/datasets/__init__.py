@@ -6,7 +6,9 @@
 * :func:`read_conllu` / :func:`read_malt_tab` — dependency treebanks → :class:`TreebankDataset`;
 * :func:`read_clus_hmc` — Clus HMC ARFF with its tree or DAG → :class:`HierarchyDataset`;
 * :func:`read_arff` — the ARFF reader beneath MULAN and Clus HMC;
-* :class:`SequenceFeaturizer` — deterministic hashed token features.
+* :class:`SequenceFeaturizer` — deterministic hashed token features;
+* :func:`synthetic_hierarchy` / :func:`synthetic_lshtc` — the thesis's synthetic hierarchical sets
+  and an LSHTC-sized sparse generator.
 
 Malformed files raise :class:`bicrit.errors.DataFormatError` naming the file and the line.
 """
@@ -42,6 +44,11 @@ from bicrit.datasets.conllu import read_conllu
 from bicrit.datasets.featurize import HashedSequences, SequenceFeaturizer, word_shape
 from bicrit.datasets.malt import read_malt_tab
 from bicrit.datasets.mulan import MultiLabelDataset, read_mulan, read_mulan_labels
+from bicrit.datasets.synthetic import (
+    SyntheticHierarchyDataset,
+    synthetic_hierarchy,
+    synthetic_lshtc,
+)
 from bicrit.datasets.treebank import TreebankDataset
 
 __all__ = [
@@ -53,6 +60,7 @@ __all__ = [
     "MultiLabelDataset",
     "SequenceDataset",
     "SequenceFeaturizer",
+    "SyntheticHierarchyDataset",
     "TreebankDataset",
     "available",
     "column_means",
@@ -72,6 +80,8 @@ __all__ = [
     "read_mulan",
     "read_mulan_labels",
     "spec",
+    "synthetic_hierarchy",
+    "synthetic_lshtc",
     "to_iob1",
     "to_iob2",
     "word_shape",

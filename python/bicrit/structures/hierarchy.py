@@ -16,9 +16,13 @@ Label spaces (``labels``, ``multilabel``):
 
 Losses (``loss``): ``"node"`` — node Hamming |y △ y_i| over the non-root nodes, weighted by
 ``node_loss_weight``; ``"leaf"`` — the leaf Hamming of the thesis's multi-label oracle (same, over
-the leaves). Terms: ``loss``; ``size`` = number of counted nodes in y; ``hamming`` = unweighted
-number of counted nodes in y △ y_i — the counted nodes being the non-root nodes for the node loss
-and the leaves for the leaf loss (so Micro-F1 over that indicator set is H/(|y| + |y_i|)).
+the leaves); ``"normalized"`` — NHSVM's normalized loss √(Σ_{n ∈ y △ y_i} λ_n) (thesis eq.
+``wserror``; with ``node_loss_weight = α`` and ``node_scale = √α`` it is ‖Λ̃(y) − Λ̃(y_i)‖), for
+``multilabel=False`` only since it does not decompose (the single-path oracle enumerates).
+Terms: ``loss``; ``size`` = number of counted nodes in y; ``hamming`` = unweighted number of
+counted nodes in y △ y_i — the counted nodes being the non-root nodes for the node (and
+normalized) loss and the leaves for the leaf loss (so Micro-F1 over that indicator set is
+H/(|y| + |y_i|)).
 
 Oracles (exact; ``s.oracle_kind`` says which one runs):
 
@@ -35,12 +39,15 @@ multi, ``leaves``  O(M) DP; k-best DP               LP relaxation (clarabel), in
 
 Capabilities: ban list and k-best everywhere; cones (the constrained λ-oracle) only for
 ``multilabel=False``; answers are always integral (``relaxed`` is False).
+
+NHSVM3 (thesis eq. ``NHSVM3``): :meth:`HierarchyStructure.ratio_oracle` maximises
+m(y)/L(y) + 1 over y ≠ y_i (single paths, enumeration), clipped at 0.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -50,7 +57,20 @@ from bicrit.structures._inputs import as_csr_tuple
 from bicrit.structures.base import Answer, Cone
 from bicrit.structures.native import NativeStructure
 
-__all__ = ["HierarchyStructure"]
+__all__ = ["HierarchyStructure", "RatioAnswers"]
+
+
+class RatioAnswers(NamedTuple):
+    """Answers of NHSVM3's oracle for many instances (:meth:`HierarchyStructure.ratio_oracle`)."""
+
+    labels: list[np.ndarray]
+    """Per instance, the most violating label (the gold label where ``values`` is 0)."""
+    values: np.ndarray
+    """max(0, max_{y ≠ y_i, L(y) > 0} m(y)/L(y) + offset): the instance's loss term."""
+    margins: np.ndarray
+    """m(ŷ) = w·(φ(x, ŷ) − φ(x, y_i))."""
+    losses: np.ndarray
+    """L(ŷ, y_i); the subgradient is (φ(x, ŷ) − φ(x, y_i)) / L(ŷ) where ``values`` > 0."""
 
 
 def _parents_list(parents: Any) -> list[list[int]]:
@@ -93,7 +113,8 @@ class HierarchyStructure(NativeStructure):
     multilabel:
         ``False`` restricts labels to single paths.
     loss:
-        ``"node"`` (weighted node Hamming) or ``"leaf"`` (weighted leaf Hamming).
+        ``"node"`` (weighted node Hamming), ``"leaf"`` (weighted leaf Hamming) or
+        ``"normalized"`` (√ of the weighted node Hamming; ``multilabel=False`` only).
     node_scale:
         Per-node feature scale s_n (φ has block n equal to s_n·x for n ∈ y); default 1.
     node_loss_weight:
@@ -125,8 +146,15 @@ class HierarchyStructure(NativeStructure):
             raise InvalidParameterError("hierarchy is required: a Hierarchy or a parents list")
         if labels not in ("any", "leaves"):
             raise InvalidParameterError(f"labels must be 'any' or 'leaves', got {labels!r}")
-        if loss not in ("node", "leaf"):
-            raise InvalidParameterError(f"loss must be 'node' or 'leaf', got {loss!r}")
+        if loss not in ("node", "leaf", "normalized"):
+            raise InvalidParameterError(
+                f"loss must be 'node', 'leaf' or 'normalized', got {loss!r}"
+            )
+        if loss == "normalized" and multilabel:
+            raise InvalidParameterError(
+                "loss='normalized' does not decompose over nodes, so it needs multilabel=False "
+                "(multi-label NHSVM uses the leaf-Hamming approximation loss='leaf')"
+            )
         if layout not in ("node", "feature"):
             raise InvalidParameterError(f"layout must be 'node' or 'feature', got {layout!r}")
         self.hierarchy = hierarchy
@@ -266,6 +294,59 @@ class HierarchyStructure(NativeStructure):
             n_jobs=n_jobs,
         )
         return [[Answer(*a) for a in per] for per in found]
+
+    def ratio_oracle(
+        self,
+        w: np.ndarray,
+        X: Any,
+        Y: Any,
+        *,
+        offset: float = 1.0,
+        n_jobs: int | None = None,
+    ) -> RatioAnswers:
+        """NHSVM3's loss-augmented inference (thesis eq. ``NHSVM3``) for every instance: the label
+        maximising ``m(y)/L(y) + offset`` over ``y ≠ y_i`` with ``L(y) > 0`` (``L`` the
+        structure's loss; with ``loss="normalized"``, ``node_loss_weight = α`` and
+        ``node_scale = √α`` the ratio is w·(Λ̃(y) − Λ̃(y_i))⊗x / ‖Λ̃(y) − Λ̃(y_i)‖), clipped at 0
+        — the gold label with value 0 when nothing is positive. Single-path spaces only
+        (enumeration); ties go to the first maximum in node order. Parallel over instances with
+        the GIL released."""
+        labels, values, margins, losses = _native.hierarchy_ratio_oracle(
+            self._require(),
+            self._w(w),
+            self._x_many(X),
+            self._y_many(Y),
+            offset=float(offset),
+            n_jobs=n_jobs,
+        )
+        return RatioAnswers(
+            [np.asarray(y) for y in labels],
+            np.asarray(values),
+            np.asarray(margins),
+            np.asarray(losses),
+        )
+
+    def ratio_oracle_scores(
+        self,
+        scores: np.ndarray,
+        Y: Any,
+        *,
+        offset: float = 1.0,
+        n_jobs: int | None = None,
+    ) -> RatioAnswers:
+        """:meth:`ratio_oracle` from precomputed node scores ``scores[i, n] = s_n·W_n·x_i``."""
+        S = np.ascontiguousarray(scores, dtype=np.float64)
+        if S.ndim != 2:
+            raise InvalidInputError(f"scores must be 2-D (instances × nodes), got {S.ndim}-D")
+        labels, values, margins, losses = _native.hierarchy_ratio_oracle_scores(
+            self._require(), S, self._y_many(Y), offset=float(offset), n_jobs=n_jobs
+        )
+        return RatioAnswers(
+            [np.asarray(y) for y in labels],
+            np.asarray(values),
+            np.asarray(margins),
+            np.asarray(losses),
+        )
 
     def _x_one(self, x: Any) -> Any:
         return as_csr_tuple(x, name="x", n_features=self.n_features, one_row=True)

@@ -4,6 +4,7 @@
 
 mod convert;
 mod errors;
+mod hierarchy;
 mod py_oracle;
 mod py_surrogate;
 mod searches;
@@ -60,6 +61,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(structures::multilabel::multilabel_structure, m)?)?;
     m.add_function(wrap_pyfunction!(structures::multilabel::multilabel_chow_liu, m)?)?;
     surrogates::register(m)?;
+    hierarchy::register(m)?;
     searches::register(m)?;
     Ok(())
 }

@@ -1,6 +1,8 @@
 //! Bindings of the `hierarchy` structure: constructor, label conversions (sorted int64 arrays of
-//! node ids), and two hierarchy-specific helpers — the LP relaxation (tests against scipy's
-//! `linprog`, benchmarks against the min-cut) and a description of the oracle in use.
+//! node ids), and hierarchy-specific helpers — the LP relaxation (tests against scipy's
+//! `linprog`, benchmarks against the min-cut), a description of the oracle in use, the batch
+//! oracle from precomputed node scores, and NHSVM3's normalized-difference oracle
+//! (`hierarchy_ratio_oracle*`, registered by the hierarchy family's bindings).
 
 use bicrit_core::{Error, Objective};
 use bicrit_structures::hierarchy::{
@@ -86,7 +88,12 @@ pub fn hierarchy_structure(
     names: Option<Vec<String>>,
 ) -> PyResult<NativeStructure> {
     let space = parse(py, "labels", labels, &[("any", LabelSpace::Any), ("leaves", LabelSpace::Leaves)])?;
-    let loss = parse(py, "loss", loss, &[("node", HierLoss::Node), ("leaf", HierLoss::Leaf)])?;
+    let loss = parse(
+        py,
+        "loss",
+        loss,
+        &[("node", HierLoss::Node), ("leaf", HierLoss::Leaf), ("normalized", HierLoss::Normalized)],
+    )?;
     let layout = parse(
         py,
         "layout",
@@ -268,4 +275,114 @@ pub fn hierarchy_batch_oracle_scores<'py>(
         out.push(PyList::new(py, items)?.into_any().unbind());
     }
     Ok(PyList::new(py, out)?.into_any().unbind())
+}
+
+/// `e` with "instance i: " in front of its message, keeping its kind.
+fn at_instance(i: usize, e: Error) -> Error {
+    let p = |m: String| format!("instance {i}: {m}");
+    match e {
+        Error::InvalidInput(m) => Error::InvalidInput(p(m)),
+        Error::InvalidParameter(m) => Error::InvalidParameter(p(m)),
+        Error::Incompatible(m) => Error::Incompatible(p(m)),
+        Error::Unsupported(m) => Error::Unsupported(p(m)),
+        Error::Solver(m) => Error::Solver(p(m)),
+        other => other,
+    }
+}
+
+/// Labels, values, margins and losses of the NHSVM3 oracle over many instances.
+type RatioOut<'py> =
+    (Py<PyAny>, Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>);
+
+fn ratio_out<'py>(
+    py: Python<'py>,
+    h: &HierarchyStructure,
+    all: Vec<(bicrit_structures::Scored<HierLabel>, f64)>,
+) -> PyResult<RatioOut<'py>> {
+    let labels: Vec<HierLabel> = all.iter().map(|(a, _)| a.label.clone()).collect();
+    let values: Vec<f64> = all.iter().map(|(_, v)| *v).collect();
+    let margins: Vec<f64> = all.iter().map(|(a, _)| a.margin).collect();
+    let losses: Vec<f64> = all.iter().map(|(a, _)| a.terms.loss).collect();
+    Ok((
+        h.labels_to_py(py, &labels)?,
+        values.into_pyarray(py),
+        margins.into_pyarray(py),
+        losses.into_pyarray(py),
+    ))
+}
+
+/// NHSVM3's oracle (thesis eq. `NHSVM3`) for every instance of `X` under weights `w`: per
+/// instance the label maximising m(y)/L(y) + `offset` over y ≠ y_i with L(y) > 0, clipped at 0
+/// (the gold label with value 0). Single-path spaces only. Returns `(labels, values, margins,
+/// losses)`; the subgradient of instance i is (φ(x_i, ŷ_i) − φ(x_i, y_i)) / losses[i] where
+/// values[i] > 0.
+#[pyfunction]
+#[pyo3(signature = (s, w, x, y_true, *, offset=1.0, n_jobs=None))]
+pub fn hierarchy_ratio_oracle<'py>(
+    py: Python<'py>,
+    s: &NativeStructure,
+    w: numpy::PyReadonlyArray1<'py, f64>,
+    x: &Bound<'py, PyAny>,
+    y_true: &Bound<'py, PyAny>,
+    offset: f64,
+    n_jobs: Option<i64>,
+) -> PyResult<RatioOut<'py>> {
+    use rayon::prelude::*;
+    let h = hierarchy_of(py, s)?;
+    let w = weights(py, &w, h.size_joint_feature())?;
+    let data = h.data_from_py(py, x)?;
+    let labels = h.labels_from_py(py, y_true)?;
+    if labels.len() != data.n_rows() {
+        return Err(errors::to_py(
+            py,
+            Error::input(format!("X has {} rows but Y has {} labels", data.n_rows(), labels.len())),
+        ));
+    }
+    let all = errors::native(py, || {
+        crate::convert::with_threads(n_jobs, || {
+            (0..labels.len())
+                .into_par_iter()
+                .map(|i| h.ratio_oracle(w, &data, i, &labels[i], offset).map_err(|e| at_instance(i, e)))
+                .collect::<bicrit_core::Result<Vec<_>>>()
+        })?
+    })?;
+    ratio_out(py, h, all)
+}
+
+/// [`hierarchy_ratio_oracle`] from precomputed node scores `scores[i, n]` = s_n·W_n·x_i.
+#[pyfunction]
+#[pyo3(signature = (s, scores, y_true, *, offset=1.0, n_jobs=None))]
+pub fn hierarchy_ratio_oracle_scores<'py>(
+    py: Python<'py>,
+    s: &NativeStructure,
+    scores: numpy::PyReadonlyArray2<'py, f64>,
+    y_true: &Bound<'py, PyAny>,
+    offset: f64,
+    n_jobs: Option<i64>,
+) -> PyResult<RatioOut<'py>> {
+    use rayon::prelude::*;
+    let h = hierarchy_of(py, s)?;
+    let bad = |m: String| errors::to_py(py, Error::input(m));
+    let shape = scores.as_array().shape().to_vec();
+    if shape[1] != h.n_nodes() {
+        return Err(bad(format!("scores have {} columns for {} nodes", shape[1], h.n_nodes())));
+    }
+    let flat = scores.as_slice().map_err(|_| bad("scores must be a C-contiguous float64 array".into()))?;
+    let labels = h.labels_from_py(py, y_true)?;
+    if labels.len() != shape[0] {
+        return Err(bad(format!("scores have {} rows but Y has {} labels", shape[0], labels.len())));
+    }
+    let m = h.n_nodes();
+    let all = errors::native(py, || {
+        crate::convert::with_threads(n_jobs, || {
+            (0..labels.len())
+                .into_par_iter()
+                .map(|i| {
+                    h.ratio_from_scores(&flat[i * m..(i + 1) * m], &labels[i], offset)
+                        .map_err(|e| at_instance(i, e))
+                })
+                .collect::<bicrit_core::Result<Vec<_>>>()
+        })?
+    })?;
+    ratio_out(py, h, all)
 }

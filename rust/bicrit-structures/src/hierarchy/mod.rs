@@ -13,7 +13,9 @@
 //!   false` restricts either to single paths Ā(t) (the thesis's Y_s when t is a leaf).
 //! * **Loss** (`Node`): weighted node Hamming Σ_{n ∈ y △ y_i} λ_n over the non-root nodes;
 //!   (`Leaf`): the leaf Hamming Δ_L of thesis §"Calculating the most violating label", weighted
-//!   by λ_n, over the leaves. **Terms**: `loss`; `size` = |y ∩ C|; `hamming` = |(y △ y_i) ∩ C|,
+//!   by λ_n, over the leaves; (`Normalized`, single paths only): the normalized loss
+//!   √(Σ_{n ∈ y △ y_i} λ_n) of NHSVM (thesis eq. `wserror`, with λ_n = α_n and s_n = √α_n it is
+//!   ‖Λ̃(y) − Λ̃(y_i)‖), which does not decompose over nodes and is answered by enumeration. **Terms**: `loss`; `size` = |y ∩ C|; `hamming` = |(y △ y_i) ∩ C|,
 //!   where C, the counted nodes, is the non-root nodes for the node loss and the leaves for the
 //!   leaf loss (so that Micro-F1 over the same indicator set is H/(|y| + |y_i|)).
 //!
@@ -65,6 +67,9 @@ pub enum HierLoss {
     Node,
     /// Weighted leaf Hamming.
     Leaf,
+    /// √(weighted node Hamming) over the non-root nodes (NHSVM's normalized loss, thesis eq.
+    /// `wserror`); single-path spaces only.
+    Normalized,
 }
 
 /// Layout of the weight vector / joint feature map.
@@ -131,8 +136,8 @@ struct Scratch {
     g1: Vec<f64>,
     g2: Vec<f64>,
     gl: Vec<Lex>,
-    acc: Vec<[f64; 4]>,
-    node_c: Vec<[f64; 4]>,
+    acc: Vec<[f64; 5]>,
+    node_c: Vec<[f64; 5]>,
     kept: Vec<(f64, f64, u32)>,
     stamp: Vec<u32>,
     stamp_id: u32,
@@ -149,6 +154,16 @@ thread_local! {
 
 fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
     SCRATCH.with(|cell| f(&mut cell.borrow_mut()))
+}
+
+/// The gold label's constants in single-path enumeration.
+#[derive(Clone, Copy, Debug, Default)]
+struct GoldSums {
+    sigma: f64,
+    loss: f64,
+    ham: f64,
+    /// Σ_{n ∈ y_i} λ_n summed as the candidates' common parts are.
+    weight: f64,
 }
 
 /// Relative tolerance of the LP/IP two-phase lexicographic queries and the integrality test.
@@ -183,6 +198,14 @@ impl HierarchyStructure {
             }
             Ok(v)
         };
+        if opts.loss == HierLoss::Normalized && opts.multilabel {
+            return Err(Error::param(
+                "loss='normalized' (√ of the weighted node Hamming) does not decompose over nodes, so it is \
+                 answered by enumerating single paths: use multilabel=False, or the decomposable \
+                 leaf-Hamming approximation loss='leaf' for multi-label spaces (thesis §\"Calculating the \
+                 most violating label\")",
+            ));
+        }
         let scale = per_node("node_scale", opts.node_scale, false)?;
         let loss_weight = per_node("node_loss_weight", opts.node_loss_weight, true)?;
         let root = graph.root();
@@ -191,7 +214,7 @@ impl HierarchyStructure {
             .flatten();
         let counted = (0..m)
             .map(|v| match opts.loss {
-                HierLoss::Node => v != root,
+                HierLoss::Node | HierLoss::Normalized => v != root,
                 HierLoss::Leaf => graph.is_leaf(v),
             })
             .collect();
@@ -357,6 +380,9 @@ impl HierarchyStructure {
             }
         });
         t.size = y.iter().filter(|&&v| self.counted[v as usize]).count() as f64;
+        if self.loss == HierLoss::Normalized {
+            t.loss = t.loss.sqrt();
+        }
         t
     }
 
@@ -707,58 +733,61 @@ impl HierarchyStructure {
         lp::lp_relaxation(&self.graph, &gains, self.space == LabelSpace::Leaves)
     }
 
-    /// Single-path spaces: every label Ā(t) for t a leaf (`Leaves`) or any node (`Any`) is
-    /// scored from sums over its nodes, then the query's ban list, cone and k are applied with
-    /// the reference semantics of `select_best`.
-    fn enumerate_single(
-        &self,
-        sigma: &[f64],
-        gold: Option<&[u32]>,
-        q: &TermQuery<'_, HierLabel>,
-        sc: &mut Scratch,
-    ) -> Vec<HierLabel> {
+    /// Sums over Ā(t) for every single-path candidate t into `sc.acc` (one entry per node; only
+    /// the candidates of the space are filled), and the gold label's constants.
+    ///
+    /// Per node the contributions are [σ_n, loss part, 1, ±1, λ_n·[n ∈ y_i]] for counted nodes
+    /// ([σ_n, 0, 0, 0, 0] otherwise): the loss part is ±λ_n (decomposable losses, − inside y_i) or
+    /// λ_n·[n ∉ y_i] (normalized loss, which needs the sym-diff weight
+    /// Σ_{Ā(t)∖y_i} λ + (Σ_{y_i} λ − Σ_{Ā(t)∩y_i} λ) exactly 0 when it should be, before the √).
+    fn accumulate_single(&self, sigma: &[f64], gold: Option<&[u32]>, sc: &mut Scratch) -> GoldSums {
         let g = &self.graph;
         let m = g.n_nodes();
-        let contrib = |v: usize| -> [f64; 4] {
+        let normalized = self.loss == HierLoss::Normalized;
+        let contrib = |v: usize| -> [f64; 5] {
             if self.counted[v] {
-                let sgn = if sc.mask[v] { -1.0 } else { 1.0 };
-                [sigma[v], self.loss_weight[v] * sgn, 1.0, sgn]
+                let lw = self.loss_weight[v];
+                let (sgn, in_gold) = if sc.mask[v] { (-1.0, lw) } else { (1.0, 0.0) };
+                let part = if normalized { lw - in_gold } else { lw * sgn };
+                [sigma[v], part, 1.0, sgn, in_gold]
             } else {
-                [sigma[v], 0.0, 0.0, 0.0]
+                [sigma[v], 0.0, 0.0, 0.0, 0.0]
             }
         };
-        let (mut gold_sigma, mut loss0, mut ham0) = (0.0, 0.0, 0.0);
+        let mut gs = GoldSums::default();
         if let Some(gd) = gold {
             for &v in gd {
                 let v = v as usize;
-                gold_sigma += sigma[v];
+                gs.sigma += sigma[v];
                 if self.counted[v] {
-                    loss0 += self.loss_weight[v];
-                    ham0 += 1.0;
+                    gs.loss += self.loss_weight[v];
+                    gs.ham += 1.0;
                 }
             }
         }
         let mut acc = std::mem::take(&mut sc.acc);
         acc.clear();
-        acc.resize(m, [0.0; 4]);
+        acc.resize(m, [0.0; 5]);
+        let add = |s: &mut [f64; 5], c: [f64; 5]| {
+            for (x, y) in s.iter_mut().zip(c) {
+                *x += y;
+            }
+        };
         if g.is_tree() {
             for &v in g.topo() {
                 let v = v as usize;
-                let c = contrib(v);
-                let base = g.parents(v).first().map_or([0.0; 4], |&p| acc[p as usize]);
-                acc[v] = [base[0] + c[0], base[1] + c[1], base[2] + c[2], base[3] + c[3]];
+                let mut sum = g.parents(v).first().map_or([0.0; 5], |&p| acc[p as usize]);
+                add(&mut sum, contrib(v));
+                acc[v] = sum;
             }
         } else if let Some((ptr, idx)) = &self.ancestors {
             let mut node_c = std::mem::take(&mut sc.node_c);
             node_c.clear();
             node_c.extend((0..m).map(contrib));
             for (t, slot) in acc.iter_mut().enumerate() {
-                let mut sum = [0.0; 4];
+                let mut sum = [0.0; 5];
                 for &v in &idx[ptr[t]..ptr[t + 1]] {
-                    let c = node_c[v as usize];
-                    for (s, x) in sum.iter_mut().zip(c) {
-                        *s += x;
-                    }
+                    add(&mut sum, node_c[v as usize]);
                 }
                 *slot = sum;
             }
@@ -776,15 +805,12 @@ impl HierarchyStructure {
                     sc.stamp_id = 1;
                 }
                 let id = sc.stamp_id;
-                let mut sum = [0.0; 4];
+                let mut sum = [0.0; 5];
                 sc.stack.clear();
                 sc.stack.push(t as u32);
                 sc.stamp[t] = id;
                 while let Some(v) = sc.stack.pop() {
-                    let c = contrib(v as usize);
-                    for (s, x) in sum.iter_mut().zip(c) {
-                        *s += x;
-                    }
+                    add(&mut sum, contrib(v as usize));
                     for &p in g.parents(v as usize) {
                         if sc.stamp[p as usize] != id {
                             sc.stamp[p as usize] = id;
@@ -795,6 +821,39 @@ impl HierarchyStructure {
                 *slot = sum;
             }
         }
+        // The gold's own weight summed the way every candidate's common part is (along its path
+        // on trees, in node order with the ancestor table), so that equal sets cancel exactly.
+        if let Some(t) = gold.and_then(|gd| self.terminal(gd)) {
+            gs.weight = acc[t][4];
+        }
+        sc.acc = acc;
+        gs
+    }
+
+    /// (m(y), terms) of the candidate with sums `a` (see [`Self::accumulate_single`]).
+    #[inline]
+    fn candidate_terms(&self, a: &[f64; 5], gs: &GoldSums) -> (f64, Terms) {
+        let loss = if self.loss == HierLoss::Normalized {
+            (a[1] + (gs.weight - a[4])).max(0.0).sqrt()
+        } else {
+            a[1] + gs.loss
+        };
+        (a[0] - gs.sigma, Terms { loss, size: a[2], hamming: a[3] + gs.ham })
+    }
+
+    /// Single-path spaces: every label Ā(t) for t a leaf (`Leaves`) or any node (`Any`) is
+    /// scored from sums over its nodes, then the query's ban list, cone and k are applied with
+    /// the reference semantics of `select_best`.
+    fn enumerate_single(
+        &self,
+        sigma: &[f64],
+        gold: Option<&[u32]>,
+        q: &TermQuery<'_, HierLabel>,
+        sc: &mut Scratch,
+    ) -> Vec<HierLabel> {
+        let g = &self.graph;
+        let gs = self.accumulate_single(sigma, gold, sc);
+        let acc = std::mem::take(&mut sc.acc);
         // banned labels → their terminal nodes
         let banned: Vec<usize> = q.ban.iter().filter_map(|b| self.terminal(b)).collect();
         let k = q.k.max(1);
@@ -804,15 +863,12 @@ impl HierarchyStructure {
         let leaves_only = self.space == LabelSpace::Leaves;
         let probe: TermQuery<'_, ()> =
             TermQuery { primary: q.primary, secondary: q.secondary, ban: &[], k: 1, cone: q.cone };
-        for (t, &a) in acc.iter().enumerate() {
+        for (t, a) in acc.iter().enumerate() {
             if (leaves_only && !g.is_leaf(t)) || banned.contains(&t) {
                 continue;
             }
-            let s = Scored {
-                label: (),
-                margin: a[0] - gold_sigma,
-                terms: Terms { loss: a[1] + loss0, size: a[2], hamming: a[3] + ham0 },
-            };
+            let (margin, terms) = self.candidate_terms(a, &gs);
+            let s = Scored { label: (), margin, terms };
             if !in_cone(&probe, &s) {
                 continue;
             }
@@ -841,6 +897,91 @@ impl HierarchyStructure {
         let out = kept.iter().map(|&(_, _, t)| self.path_label(t as usize, sc)).collect();
         sc.kept = kept;
         out
+    }
+
+    /// NHSVM3's loss-augmented inference (thesis eq. `NHSVM3`) over the single-path space:
+    /// the label maximising m(y)/L(y) + `offset` over y ≠ y_i with L(y) > 0, where L is the
+    /// structure's loss — with `loss="normalized"`, λ_n = α_n and s_n = √α_n this is
+    /// w·((Λ̃(y) − Λ̃(y_i)) ⊗ x)/‖Λ̃(y) − Λ̃(y_i)‖ + 1. The maximum is clipped at 0: when no label
+    /// has a positive value the gold label is returned with value 0 (no violation, zero
+    /// subgradient). Labels with L(y) = 0 have no normalized difference and are skipped (with
+    /// λ = s² their φ equals the gold's). Ties: the first maximum in node order. The subgradient
+    /// of the instance's term is (φ(x, ŷ) − φ(x, y_i)) / L(ŷ). Returns the answer and its value.
+    pub fn ratio_from_scores(
+        &self,
+        sigma: &[f64],
+        gold: &[u32],
+        offset: f64,
+    ) -> Result<(Scored<HierLabel>, f64)> {
+        if self.multilabel {
+            return Err(Error::unsupported(
+                "the normalized-difference (NHSVM3) oracle enumerates single paths: it needs multilabel=False \
+                 (the normalized difference does not decompose over nodes)",
+            ));
+        }
+        if sigma.len() != self.n_nodes() {
+            return Err(Error::input(format!("{} node scores for {} nodes", sigma.len(), self.n_nodes())));
+        }
+        if !offset.is_finite() {
+            return Err(Error::param(format!("offset must be finite, got {offset}")));
+        }
+        bicrit_core::error::check_finite("node scores", sigma)?;
+        self.check(gold)?;
+        let g = &self.graph;
+        let best = with_scratch(|sc| {
+            let m = self.n_nodes();
+            sc.mask.clear();
+            sc.mask.resize(m, false);
+            for &v in gold {
+                sc.mask[v as usize] = true;
+            }
+            let gs = self.accumulate_single(sigma, Some(gold), sc);
+            let gt = self.terminal(gold);
+            let leaves_only = self.space == LabelSpace::Leaves;
+            let mut best: Option<(f64, usize)> = None;
+            for (t, a) in sc.acc.iter().enumerate() {
+                if (leaves_only && !g.is_leaf(t)) || Some(t) == gt {
+                    continue;
+                }
+                let (margin, terms) = self.candidate_terms(a, &gs);
+                if terms.loss <= 0.0 {
+                    continue;
+                }
+                let value = margin / terms.loss + offset;
+                if value > best.map_or(0.0, |b| b.0) {
+                    best = Some((value, t));
+                }
+            }
+            best.map(|(value, t)| (value, self.path_label(t, sc)))
+        });
+        Ok(match best {
+            None => (Scored { label: gold.to_vec(), margin: 0.0, terms: Terms::default() }, 0.0),
+            Some((value, y)) => {
+                let margin = Self::margin_of(sigma, &y, gold);
+                let terms = self.terms_unchecked(&y, gold);
+                (Scored { label: y, margin, terms }, value)
+            }
+        })
+    }
+
+    /// [`Self::ratio_from_scores`] for instance `i` of `data` under weights `w`.
+    pub fn ratio_oracle(
+        &self,
+        w: &[f64],
+        data: &CsrMatrix,
+        i: usize,
+        y_true: &[u32],
+        offset: f64,
+    ) -> Result<(Scored<HierLabel>, f64)> {
+        self.check_width(data)?;
+        let sigma = with_scratch(|sc| {
+            let mut sigma = std::mem::take(&mut sc.sigma);
+            self.node_scores(w, &data.view(), i, &mut sigma);
+            let out = sigma.clone();
+            sc.sigma = sigma;
+            out
+        });
+        self.ratio_from_scores(&sigma, y_true, offset)
     }
 
     /// The terminal node of a single-path label (its deepest node), if it is one.

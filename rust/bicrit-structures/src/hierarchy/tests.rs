@@ -204,6 +204,72 @@ fn dag_single_equals_brute_force() {
     run(8, false, LabelSpace::Any, false, 300);
 }
 
+/// The normalized loss √(Σ_{y△y_i} λ) (NHSVM, single paths) through the same brute force.
+#[test]
+fn single_normalized_loss_equals_brute_force() {
+    let mut rng = Rng(21);
+    for i in 0..600 {
+        let space = if i % 2 == 0 { LabelSpace::Leaves } else { LabelSpace::Any };
+        let case = random_case(&mut rng, i % 4 < 2, space, false, HierLoss::Normalized);
+        check_against_brute(&mut rng, &case, 4);
+    }
+}
+
+#[test]
+fn normalized_loss_needs_single_paths() {
+    let g = HierarchyGraph::new(&[vec![], vec![0], vec![0]], 0, None).unwrap();
+    let opts = |multilabel| HierarchyOptions {
+        space: LabelSpace::Leaves,
+        multilabel,
+        loss: HierLoss::Normalized,
+        n_features: 1,
+        node_scale: None,
+        node_loss_weight: None,
+        layout: WeightLayout::NodeMajor,
+    };
+    let e = HierarchyStructure::new(g.clone(), opts(true)).unwrap_err();
+    assert!(e.to_string().contains("multilabel=False"), "{e}");
+    let s = HierarchyStructure::new(g, opts(false)).unwrap();
+    let t = s.terms(&vec![0, 1], &vec![0, 2]).unwrap();
+    assert!((t.loss - 2f64.sqrt()).abs() < 1e-15 && t.hamming == 2.0);
+    assert_eq!(s.terms(&vec![0, 1], &vec![0, 1]).unwrap().loss, 0.0);
+}
+
+/// NHSVM3's ratio oracle: max over y ≠ y_i with L(y) > 0 of m(y)/L(y) + 1, clipped at 0.
+#[test]
+fn ratio_oracle_equals_brute_force() {
+    let mut rng = Rng(22);
+    for i in 0..800 {
+        let space = if i % 2 == 0 { LabelSpace::Leaves } else { LabelSpace::Any };
+        let loss = [HierLoss::Normalized, HierLoss::Node, HierLoss::Leaf][i % 3];
+        let case = random_case(&mut rng, i % 4 < 2, space, false, loss);
+        let Case { s, x, w, labels } = &case;
+        for _ in 0..4 {
+            let gold = labels[rng.below(labels.len())].clone();
+            let offset = rng.pick(&[1.0, 0.5, 0.0]);
+            let (found, value) = s.ratio_oracle(w, x, 0, &gold, offset).unwrap();
+            let gold_score = s.score(w, x, 0, &gold).unwrap();
+            let mut best = 0.0f64;
+            for y in labels.iter().filter(|y| **y != gold) {
+                let l = s.terms(y, &gold).unwrap().loss;
+                if l > 0.0 {
+                    best = best.max((s.score(w, x, 0, y).unwrap() - gold_score) / l + offset);
+                }
+            }
+            assert!((value - best).abs() < 1e-9, "{value} vs {best}");
+            s.check(&found.label).unwrap();
+            if value == 0.0 {
+                assert_eq!(found.label, gold);
+            } else {
+                let m = s.score(w, x, 0, &found.label).unwrap() - gold_score;
+                assert!((found.margin - m).abs() < 1e-9);
+                assert_eq!(found.terms, s.terms(&found.label, &gold).unwrap());
+                assert!((m / found.terms.loss + offset - value).abs() < 1e-9);
+            }
+        }
+    }
+}
+
 #[test]
 fn lp_bounds_ip_and_is_tight_on_any_space() {
     let mut rng = Rng(9);
