@@ -151,7 +151,7 @@ def _check_searches_at_recorded_weights(
     optimum over all permutations."""
     s = bicrit.structure("assignment")
     seen: set[tuple[bytes, bytes]] = set()
-    for rec in calls:
+    for rec in list(calls):  # a snapshot: the searches below are recorded too
         key = (rec["w"].tobytes(), np.asarray(rec["x"]).tobytes())
         if key in seen:
             continue
