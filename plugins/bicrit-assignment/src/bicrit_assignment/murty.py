@@ -14,8 +14,14 @@ complementary slackness a perfect matching is primal-optimal iff it uses only *t
 u_i + v_j = W_ij. The duals are recovered from the primal optimum σ as shortest-path potentials
 (Bellman–Ford on the exchange graph i → i′ with length W_{iσ(i)} − W_{iσ(i′)}, which has no
 negative cycle because σ is optimal), and the secondary problem is solved over the tight pairs
-only. Tightness is tested with a tolerance relative to the weights' scale (rounding), so an
-assignment whose primary weight is within ~n·1e-12 of the optimum counts as tied.
+only.
+
+Ties under rounding. Two assignments whose primary weights are equal in exact arithmetic may
+differ by a few ulps once summed in floating point. Both steps therefore treat weights within a
+tolerance relative to the largest |weight| as tied: the tight-pair test (``TIGHT_RTOL`` per pair)
+and the ranking of Murty's subproblems, whose primary key is snapped to a grid of
+``TIE_RTOL``·n·max|W| — so the secondary weight decides between assignments that differ only by
+rounding, the same way in the best answer and in the k-best order.
 
 Murty's partition: for the best solution σ of a subproblem (forced pairs F, forbidden pairs B)
 and its free rows r_1, …, r_q, child t forces (r_s, σ(r_s)) for s < t and forbids (r_t, σ(r_t)).
@@ -34,8 +40,10 @@ from scipy.optimize import linear_sum_assignment
 
 __all__ = ["assignment_weight", "best_assignment", "ranked_assignments"]
 
-#: Relative tolerance of the tight-pair test (times the weights' scale and n).
+#: Relative tolerance of the tight-pair test (times n and the largest |weight|).
 TIGHT_RTOL = 1e-12
+#: Grid of primary weights treated as tied in the k-best order (times n and the largest |weight|).
+TIE_RTOL = 1e-10
 
 Pairs = frozenset[tuple[int, int]]
 
@@ -72,6 +80,13 @@ def _solve(C: np.ndarray) -> np.ndarray | None:
     return perm
 
 
+def _scale(W: np.ndarray) -> float:
+    """The largest finite |weight| (1 when all are 0): the magnitude rounding errors scale with."""
+    finite = np.abs(W[np.isfinite(W)])
+    top = float(np.max(finite)) if finite.size else 0.0
+    return top if top > 0.0 else 1.0
+
+
 def _tight_pairs(C: np.ndarray, perm: np.ndarray) -> np.ndarray:
     """Mask of the pairs that are tight under an optimal dual of min Σ C[i, σ(i)] at σ = perm.
 
@@ -93,9 +108,7 @@ def _tight_pairs(C: np.ndarray, perm: np.ndarray) -> np.ndarray:
     v[perm] = d
     u = on - d
     reduced = C - u[:, None] - v[None, :]
-    finite = C[np.isfinite(C)]
-    scale = float(np.max(np.abs(finite))) if finite.size else 1.0
-    return np.isfinite(C) & (reduced <= TIGHT_RTOL * n * max(1.0, scale))
+    return np.isfinite(C) & (reduced <= TIGHT_RTOL * n * _scale(C))
 
 
 def best_assignment(
@@ -133,9 +146,13 @@ def ranked_assignments(
     n = W.shape[0]
     banned = {tuple(int(j) for j in b) for b in ban}
 
+    grid = TIE_RTOL * n * _scale(W) if secondary is not None else 0.0
+
     def key(perm: np.ndarray) -> tuple[float, float]:
-        s = 0.0 if secondary is None else assignment_weight(secondary, perm)
-        return (-assignment_weight(W, perm), -s)
+        p = assignment_weight(W, perm)
+        if secondary is None:
+            return (-p, 0.0)
+        return (-float(round(p / grid)), -assignment_weight(secondary, perm))
 
     tie = itertools.count()
     first = best_assignment(W, secondary)
