@@ -3,27 +3,78 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+import inspect
+import sys
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 __all__ = ["main"]
 
 
+def _class_capabilities(kind: str, factory: Any) -> dict[str, Any]:
+    """Capabilities a plugin's factory class declares itself (read without instantiating it),
+    shown when the plugin registered none: a structure's ``capabilities`` mapping; a surrogate's
+    ``product_shift``, ``affine_in_h`` and ``tangent`` (and the searches they allow)."""
+    cls = factory if isinstance(factory, type) else None
+    if cls is None:
+        return {}
+    out: dict[str, Any] = {}
+    if kind == "structure":
+        caps = inspect.getattr_static(cls, "capabilities", None)
+        if isinstance(caps, Mapping):
+            out.update({k: v for k, v in caps.items() if isinstance(v, bool)})
+    elif kind == "surrogate":
+        shift = inspect.getattr_static(cls, "product_shift", None)
+        if shift is None or isinstance(shift, int | float):
+            out["product_form"] = shift is not None
+        affine = inspect.getattr_static(cls, "affine_in_h", False)
+        if isinstance(affine, bool):
+            out["affine_in_h"] = affine
+        out["tangent"] = callable(getattr(cls, "tangent", None))
+        if "product_form" in out:
+            hull = ["convex-hull", "convex-hull-ban", "convex-hull-kbest"]
+            product = ["angular", "bisecting", "binary", "sarawagi"]
+            out["searches"] = hull + (product if out["product_form"] else [])
+    return out
+
+
+def _format_capabilities(caps: Mapping[str, Any]) -> str:
+    def fmt(v: Any) -> str:
+        if isinstance(v, list | tuple):
+            return ",".join(map(str, v))
+        if isinstance(v, Mapping):
+            return "{" + ", ".join(f"{k}: {fmt(x)}" for k, x in v.items()) + "}"
+        return str(v)
+
+    return "; ".join(f"{k}={fmt(v)}" for k, v in sorted(caps.items()))
+
+
 def _cmd_plugins(args: argparse.Namespace) -> int:
     from bicrit import registry
+    from bicrit.errors import BrokenPluginWarning, RegistryError
 
-    rows = registry.contributions(args.kind)
+    with warnings.catch_warnings():
+        # Broken plugins are listed below as BROKEN, with the reason: no need to warn as well.
+        warnings.simplefilter("ignore", BrokenPluginWarning)
+        try:
+            rows = registry.contributions(args.kind)
+            broken = registry.broken()
+        except RegistryError as exc:  # two packages registering one name
+            print(f"bicrit plugins: error: {exc}", file=sys.stderr)
+            return 1
     if not rows:
         print("nothing registered")
     width = max((len(c.name) for c in rows), default=4)
     for c in rows:
-        caps = ", ".join(f"{k}={v}" for k, v in sorted(c.capabilities.items()))
+        caps = dict(c.capabilities) or _class_capabilities(c.kind, c.factory)
         line = f"{c.kind:<10} {c.name:<{width}}  {c.package} {c.version}"
         if caps:
-            line += f"  [{caps}]"
+            line += f"  [{_format_capabilities(caps)}]"
         if c.description:
             line += f"  {c.description}"
         print(line)
-    for b in registry.broken():
+    for b in broken:
         print(f"BROKEN     {b.plugin}  {b.package} {b.version}  {b.reason}")
     return 0
 

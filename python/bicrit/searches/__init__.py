@@ -169,10 +169,11 @@ class Search:
 
 
 def _as_surrogate(surrogate: Any) -> Any:
+    """A surrogate object from an object or a registered name (built-in or from a plugin)."""
     if isinstance(surrogate, str):
-        from bicrit.surrogates import Surrogate
+        from bicrit import registry
 
-        return Surrogate(surrogate)
+        return registry.create("surrogate", surrogate)
     return surrogate
 
 
