@@ -34,8 +34,8 @@ use crate::params::BcfwParams;
 use crate::rng::Rng;
 use crate::scratch::{axpy, dense_norm_sq, dot, norm_sq, with_scratch};
 use crate::{
-    infer_many, keep_warm, objective, task_loss, Context, EpochStats, Learner, ObjectiveKind, PassCounts,
-    Problem,
+    infer_many, keep_warm, objective, task_loss, Context, EpochStats, Journal, Learner, ObjectiveKind,
+    PassCounts, Problem,
 };
 
 /// The BCFW learner's state.
@@ -102,6 +102,7 @@ impl<L: Clone + PartialEq + Send + Sync> Bcfw<L> {
         p: &Problem<'_, S>,
         ctx: &Context<'_>,
         w0: &[f64],
+        journal: &mut Journal<L>,
     ) -> Result<PassCounts> {
         let n = p.n();
         let idx: Vec<usize> = (0..n).collect();
@@ -113,7 +114,7 @@ impl<L: Clone + PartialEq + Send + Sync> Bcfw<L> {
         let mut corners = Vec::with_capacity(n);
         for (i, mut vio) in found.into_iter().enumerate() {
             counts.record(&vio);
-            keep_warm(&mut self.warm[i], std::mem::take(&mut vio.warm), &self.params.common);
+            keep_warm(&mut self.warm, i, std::mem::take(&mut vio.warm), &self.params.common, journal);
             let mut corner = std::mem::take(&mut vio.dphi);
             corner.values.iter_mut().for_each(|x| *x *= -c * vio.scale);
             axpy(&mut total, &corner, 1.0);
@@ -131,7 +132,8 @@ impl<L: Clone + PartialEq + Send + Sync> Bcfw<L> {
         };
         for (i, (mut corner, l)) in corners.into_iter().enumerate() {
             corner.values.iter_mut().for_each(|x| *x *= gamma);
-            self.blocks[i] = corner;
+            let old = std::mem::replace(&mut self.blocks[i], corner);
+            journal.blocks.push((i, old, self.block_ell[i]));
             self.block_ell[i] = gamma * l;
         }
         self.w = total.iter().map(|x| gamma * x).collect();
@@ -163,6 +165,40 @@ impl<L: Clone + PartialEq + Send + Sync> Learner<L> for Bcfw<L> {
         p: &Problem<'_, S>,
         ctx: &Context<'_>,
     ) -> Result<EpochStats> {
+        // The dense state is copied (O(D), small next to an epoch); blocks and warm starts are
+        // journaled as they are replaced.
+        let saved = (
+            self.w.clone(),
+            self.ell,
+            self.avg.clone(),
+            self.ell_avg,
+            self.k,
+            self.epochs,
+            self.rng.clone(),
+            self.pending_w0.clone(),
+        );
+        let mut journal = Journal::new();
+        let out = self.run_epoch(p, ctx, &mut journal);
+        if out.is_err() {
+            (self.w, self.ell, self.avg, self.ell_avg, self.k, self.epochs, self.rng, self.pending_w0) =
+                saved;
+            journal.undo_warm(&mut self.warm);
+            for (i, block, ell) in journal.blocks.drain(..).rev() {
+                self.blocks[i] = block;
+                self.block_ell[i] = ell;
+            }
+        }
+        out
+    }
+}
+
+impl<L: Clone + PartialEq + Send + Sync> Bcfw<L> {
+    fn run_epoch<S: Structure<Label = L>>(
+        &mut self,
+        p: &Problem<'_, S>,
+        ctx: &Context<'_>,
+        journal: &mut Journal<L>,
+    ) -> Result<EpochStats> {
         let start = Instant::now();
         let n = p.n();
         let dim = p.dim();
@@ -175,13 +211,7 @@ impl<L: Clone + PartialEq + Send + Sync> Learner<L> for Bcfw<L> {
         }
         let mut counts = PassCounts::default();
         if let Some(w0) = self.pending_w0.take() {
-            match self.start_from(p, ctx, &w0) {
-                Ok(c) => counts = c,
-                Err(e) => {
-                    self.pending_w0 = Some(w0);
-                    return Err(e);
-                }
-            }
+            counts = self.start_from(p, ctx, &w0, journal)?;
         }
         let c = self.params.common.c;
         let lambda = self.lambda;
@@ -199,7 +229,7 @@ impl<L: Clone + PartialEq + Send + Sync> Learner<L> for Bcfw<L> {
             };
             for (vio, &i) in found.iter_mut().zip(block) {
                 counts.record(vio);
-                keep_warm(&mut self.warm[i], std::mem::take(&mut vio.warm), &self.params.common);
+                keep_warm(&mut self.warm, i, std::mem::take(&mut vio.warm), &self.params.common, journal);
                 // d = w_i − w_s = w_i + C·c·Δφ
                 let d = with_scratch(dim, |s| {
                     s.add_sparse(&self.blocks[i], 1.0);
@@ -229,7 +259,8 @@ impl<L: Clone + PartialEq + Send + Sync> Learner<L> for Bcfw<L> {
                         s.add_sparse(&d, -gamma);
                         s.take()
                     });
-                    self.blocks[i] = new_block;
+                    let old = std::mem::replace(&mut self.blocks[i], new_block);
+                    journal.blocks.push((i, old, self.block_ell[i]));
                     axpy(&mut self.w, &d, -gamma);
                     if self.params.average {
                         self.avg.on_update(&d, -gamma);

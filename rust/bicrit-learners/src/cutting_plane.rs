@@ -33,7 +33,8 @@ use crate::params::CpParams;
 use crate::qp::solve_dual;
 use crate::scratch::{axpy, dense_norm_sq, dot, with_scratch};
 use crate::{
-    infer_many, keep_warm, task_loss, Context, EpochStats, Learner, ObjectiveKind, PassCounts, Problem,
+    infer_many, keep_warm, task_loss, Context, EpochStats, Journal, Learner, ObjectiveKind, PassCounts,
+    Problem,
 };
 
 #[derive(Clone, Debug)]
@@ -192,6 +193,24 @@ impl<L: Clone + PartialEq + Send + Sync> Learner<L> for CuttingPlane<L> {
         p: &Problem<'_, S>,
         ctx: &Context<'_>,
     ) -> Result<EpochStats> {
+        let saved = (self.w.clone(), self.set.clone(), self.gram.clone(), self.dual, self.epochs);
+        let mut journal = Journal::new();
+        let out = self.run_epoch(p, ctx, &mut journal);
+        if out.is_err() {
+            (self.w, self.set, self.gram, self.dual, self.epochs) = saved;
+            journal.undo_warm(&mut self.warm);
+        }
+        out
+    }
+}
+
+impl<L: Clone + PartialEq + Send + Sync> CuttingPlane<L> {
+    fn run_epoch<S: Structure<Label = L>>(
+        &mut self,
+        p: &Problem<'_, S>,
+        ctx: &Context<'_>,
+        journal: &mut Journal<L>,
+    ) -> Result<EpochStats> {
         let start = Instant::now();
         let n = p.n();
         let dim = p.dim();
@@ -214,7 +233,7 @@ impl<L: Clone + PartialEq + Send + Sync> Learner<L> for CuttingPlane<L> {
             let mut found = infer_many(p, ctx, &idx, &self.w, 1.0, &self.warm, None)?;
             for (i, vio) in found.iter_mut().enumerate() {
                 counts.record(vio);
-                keep_warm(&mut self.warm[i], std::mem::take(&mut vio.warm), &self.params.common);
+                keep_warm(&mut self.warm, i, std::mem::take(&mut vio.warm), &self.params.common, journal);
             }
             let xi = self.slacks()[0];
             converged = (counts.loss - xi) / n as f64 <= eps;
@@ -245,7 +264,7 @@ impl<L: Clone + PartialEq + Send + Sync> Learner<L> for CuttingPlane<L> {
                 let mut new = 0usize;
                 for (vio, &i) in found.iter_mut().zip(chunk) {
                     counts.record(vio);
-                    keep_warm(&mut self.warm[i], std::mem::take(&mut vio.warm), &self.params.common);
+                    keep_warm(&mut self.warm, i, std::mem::take(&mut vio.warm), &self.params.common, journal);
                     if vio.loss - xi[i] > eps {
                         let slope = if vio.scale == 0.0 {
                             SparseVec::new()

@@ -42,7 +42,7 @@ mod tests;
 use std::cell::Cell;
 use std::time::{Duration, Instant};
 
-use bicrit_core::{Capabilities, Error, Result};
+use bicrit_core::{Capabilities, Error, Result, SparseVec};
 use bicrit_searches::{Calls, SearchSpec, WarmStart};
 use bicrit_structures::Structure;
 use bicrit_surrogates::Surrogate;
@@ -131,6 +131,17 @@ pub fn check_compatible(
         )));
     }
     Ok(())
+}
+
+/// Parses `params` for learner `kind` without building it: unknown names and values outside their
+/// domain are [`Error::InvalidParameter`] errors naming the parameter.
+pub fn check_params(kind: Kind, params: &[(String, Value)]) -> Result<()> {
+    match kind {
+        Kind::Sgd => params::SgdParams::parse(params).map(|_| ()),
+        Kind::Bcfw => params::BcfwParams::parse(params).map(|_| ()),
+        Kind::CuttingPlane => params::CpParams::parse(params, false).map(|_| ()),
+        Kind::CuttingPlaneN => params::CpParams::parse(params, true).map(|_| ()),
+    }
 }
 
 /// How an epoch's objective was obtained.
@@ -222,30 +233,56 @@ pub const STAT_KEYS: [&str; 25] = [
     "exact_calls",
 ];
 
+/// What an epoch replaced, so that a failed or interrupted epoch can be undone without copying the
+/// per-instance state up front: the previous warm starts and (BCFW) blocks, moved here when
+/// replaced.
+pub(crate) struct Journal<L> {
+    pub warm: Vec<(usize, Option<WarmStart<L>>)>,
+    pub blocks: Vec<(usize, SparseVec, f64)>,
+}
+
+impl<L> Journal<L> {
+    pub fn new() -> Self {
+        Journal { warm: Vec::new(), blocks: Vec::new() }
+    }
+
+    /// Puts the warm starts back (latest replacement undone first).
+    pub fn undo_warm(&mut self, warm: &mut [Option<WarmStart<L>>]) {
+        for (i, old) in self.warm.drain(..).rev() {
+            warm[i] = old;
+        }
+    }
+}
+
 /// Stores the warm start of instance `i`'s latest search: its own warm-start labels (the final hull
 /// chain) first, then the labels of the previous warm start that are not among them, at most
-/// `common.cache_size` in all; nothing when warm starts are off.
-pub fn keep_warm<L: Clone + PartialEq>(
-    slot: &mut Option<WarmStart<L>>,
+/// `common.cache_size` in all (nothing when warm starts are off). The previous one goes to the
+/// journal.
+pub(crate) fn keep_warm<L: Clone + PartialEq>(
+    warm: &mut [Option<WarmStart<L>>],
+    i: usize,
     new: WarmStart<L>,
     common: &params::Common,
+    journal: &mut Journal<L>,
 ) {
     if !common.warm_start {
         return;
     }
     let mut new = new;
-    if let Some(old) = slot.take() {
-        for l in old.labels {
+    let old = warm[i].take();
+    if let Some(old) = &old {
+        for l in &old.labels {
             if new.labels.len() >= common.cache_size {
                 break;
             }
-            if !new.labels.contains(&l) {
-                new.labels.push(l);
+            if !new.labels.contains(l) {
+                new.labels.push(l.clone());
             }
         }
     }
     new.labels.truncate(common.cache_size);
-    *slot = Some(new);
+    warm[i] = Some(new);
+    journal.warm.push((i, old));
 }
 
 /// Adds the counts of `b` to `a`.
@@ -293,23 +330,33 @@ pub struct Context<'a> {
     pool: Option<&'a rayon::ThreadPool>,
     interrupt: Option<Interrupt<'a>>,
     last_check: Cell<Instant>,
+    interval: Duration,
 }
 
 impl<'a> Context<'a> {
     /// A context; `pool` None runs everything on the calling thread.
     pub fn new(pool: Option<&'a rayon::ThreadPool>, interrupt: Option<Interrupt<'a>>) -> Self {
-        Context { pool, interrupt, last_check: Cell::new(Instant::now()) }
+        Self::with_interval(pool, interrupt, Duration::from_millis(50))
+    }
+
+    /// A context whose interrupt check runs at most every `interval`.
+    pub fn with_interval(
+        pool: Option<&'a rayon::ThreadPool>,
+        interrupt: Option<Interrupt<'a>>,
+        interval: Duration,
+    ) -> Self {
+        Context { pool, interrupt, last_check: Cell::new(Instant::now()), interval }
     }
 
     /// A sequential context without interrupts (tests, Rust callers).
     pub fn sequential() -> Context<'static> {
-        Context { pool: None, interrupt: None, last_check: Cell::new(Instant::now()) }
+        Context::with_interval(None, None, Duration::from_millis(50))
     }
 
-    /// Calls the interrupt check if 50 ms have passed since the last one.
+    /// Calls the interrupt check if the interval has passed since the last one.
     pub fn check(&self) -> Result<()> {
         if let Some(f) = self.interrupt {
-            if self.last_check.get().elapsed() >= Duration::from_millis(50) {
+            if self.last_check.get().elapsed() >= self.interval {
                 self.last_check.set(Instant::now());
                 f()?;
             }
@@ -416,7 +463,8 @@ pub fn task_loss<S: Structure>(p: &Problem<'_, S>, ctx: &Context<'_>, w: &[f64])
 pub trait Learner<L>: Clone + Send {
     /// Registry name.
     fn name(&self) -> &'static str;
-    /// One pass over the training set.
+    /// One pass over the training set. On error (or an interrupt) the state is that of the end of
+    /// the previous epoch.
     fn epoch<S: Structure<Label = L>>(&mut self, p: &Problem<'_, S>, ctx: &Context<'_>)
         -> Result<EpochStats>;
     /// The weights: the averaged ones when `averaged` and the learner averages, else the iterate.

@@ -28,7 +28,8 @@ use crate::params::{Averaging, Schedule, SgdParams};
 use crate::rng::Rng;
 use crate::scratch::{axpy, dense_norm_sq};
 use crate::{
-    keep_warm, objective, task_loss, Context, EpochStats, Learner, ObjectiveKind, PassCounts, Problem,
+    keep_warm, objective, task_loss, Context, EpochStats, Journal, Learner, ObjectiveKind, PassCounts,
+    Problem,
 };
 
 /// Renormalise v when the scale falls below this.
@@ -136,6 +137,25 @@ impl<L: Clone + PartialEq + Send + Sync> Learner<L> for Sgd<L> {
         p: &Problem<'_, S>,
         ctx: &Context<'_>,
     ) -> Result<EpochStats> {
+        // The dense state is copied (O(D), small next to an epoch); per-instance state is journaled.
+        let saved = (self.v.clone(), self.s, self.avg.clone(), self.t, self.epochs, self.rng.clone());
+        let mut journal = Journal::new();
+        let out = self.run_epoch(p, ctx, &mut journal);
+        if out.is_err() {
+            (self.v, self.s, self.avg, self.t, self.epochs, self.rng) = saved;
+            journal.undo_warm(&mut self.warm);
+        }
+        out
+    }
+}
+
+impl<L: Clone + PartialEq + Send + Sync> Sgd<L> {
+    fn run_epoch<S: Structure<Label = L>>(
+        &mut self,
+        p: &Problem<'_, S>,
+        ctx: &Context<'_>,
+        journal: &mut Journal<L>,
+    ) -> Result<EpochStats> {
         let start = Instant::now();
         let n = p.n();
         if n != self.warm.len() || p.dim() != self.v.len() {
@@ -165,7 +185,7 @@ impl<L: Clone + PartialEq + Send + Sync> Learner<L> for Sgd<L> {
             };
             for (vio, &i) in found.iter_mut().zip(block) {
                 counts.record(vio);
-                keep_warm(&mut self.warm[i], std::mem::take(&mut vio.warm), &self.params.common);
+                keep_warm(&mut self.warm, i, std::mem::take(&mut vio.warm), &self.params.common, journal);
             }
             for batch in found.chunks(self.params.batch_size) {
                 self.t += 1;

@@ -452,3 +452,52 @@ fn bcfw_from_w0_and_exact_objective() {
     let (obj, _) = objective(&p, &ctx, &b.weights(true), 1.0, crate::warm_starts(&b), None).unwrap();
     assert!(rel(obj, opt) < 1e-3, "restart from w0: {obj} vs {opt}");
 }
+
+#[test]
+fn an_interrupted_epoch_leaves_the_previous_state() {
+    let (s, x, y) = multilabel(600, 5, 4, 12);
+    let psi = by_name("slack", &[]).unwrap();
+    let spec = SearchSpec::from_name("convex-hull").unwrap();
+    let prepared = Prepared::new(&s, &x, &y, psi.as_ref()).unwrap();
+    let p = Problem {
+        structure: &s,
+        data: &x,
+        labels: &y,
+        psi: psi.as_ref(),
+        search: &spec,
+        prepared: &prepared,
+    };
+    let plain = Context::sequential();
+    for (kind, params) in [
+        (Kind::Sgd, vec![kv("block_size", Value::Int(16))]),
+        (Kind::Bcfw, vec![kv("block_size", Value::Int(16))]),
+        (Kind::CuttingPlaneN, vec![kv("batch_size", Value::Int(100))]),
+    ] {
+        let mut a: AnyLearner<MlLabel> =
+            AnyLearner::new(kind, &params, 600, s.size_joint_feature(), None).unwrap();
+        let mut b = a.clone();
+        for _ in 0..2 {
+            a.epoch(&p, &plain).unwrap();
+            b.epoch(&p, &plain).unwrap();
+        }
+        // b's third epoch is interrupted after a few blocks
+        let calls = std::sync::atomic::AtomicUsize::new(0);
+        let stop = || -> bicrit_core::Result<()> {
+            if calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) >= 3 {
+                Err(bicrit_core::Error::input("interrupted"))
+            } else {
+                Ok(())
+            }
+        };
+        let ctx = Context::with_interval(None, Some(&stop), std::time::Duration::ZERO);
+        let before = b.weights(true);
+        assert!(b.epoch(&p, &ctx).is_err(), "{kind:?}");
+        assert_eq!(b.epochs(), 2);
+        assert_eq!(b.weights(true), before, "{kind:?}: the weights are those of epoch 2");
+        // and training continues exactly as if nothing had happened
+        let sa = a.epoch(&p, &plain).unwrap();
+        let sb = b.epoch(&p, &plain).unwrap();
+        assert_eq!(a.weights(true), b.weights(true), "{kind:?}");
+        assert_eq!(sa.calls, sb.calls, "{kind:?}: the warm starts were restored too");
+    }
+}

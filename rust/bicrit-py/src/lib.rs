@@ -4,6 +4,7 @@
 
 mod convert;
 mod errors;
+mod learners;
 mod py_oracle;
 mod py_surrogate;
 mod searches;
@@ -61,5 +62,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(structures::multilabel::multilabel_chow_liu, m)?)?;
     surrogates::register(m)?;
     searches::register(m)?;
+    learners::register(m)?;
     Ok(())
 }
