@@ -139,6 +139,21 @@ class Structure(ABC):
         list means no label satisfies ``ban`` and ``cone``.
         """
 
+    def native_inputs(self, X: Any, Y: Any) -> tuple[Any, Any]:
+        """``(X, Y)`` of a whole training set in the form the native structure of
+        :func:`as_native` takes them (what ``bicrit.learners.Trainer`` expects). For a structure
+        written in Python: the list of instances (rows of a matrix) and the list of labels."""
+        xs = _rows(X)
+        try:
+            ys = list(Y)
+        except TypeError:
+            from bicrit.errors import InvalidInputError
+
+            raise InvalidInputError(
+                f"Y must be a sequence of labels, got {type(Y).__name__}"
+            ) from None
+        return xs, ys
+
     def lambda_oracle(self, w: np.ndarray, x: Any, y_true: Any, lam: float) -> Any:
         """``argmax_y m(y) + λ·L(y, y_true)``; λ = 0 and λ = inf are lexicographic queries."""
         return self.oracle(w, x, y_true, **lambda_query(lam))[0].label

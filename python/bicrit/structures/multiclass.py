@@ -66,4 +66,11 @@ class Multiclass(NativeStructure):
         return int(y)
 
     def _y_many(self, Y: Any) -> Any:
-        return np.asarray(Y, dtype=np.int64)
+        A = np.asarray(Y)
+        if A.size and not np.issubdtype(A.dtype, np.integer):
+            raise InvalidInputError(
+                f"multiclass labels must be integer class ids, got dtype {A.dtype}"
+            )
+        if A.ndim != 1:
+            raise InvalidInputError(f"multiclass labels must be 1-D, got shape {A.shape}")
+        return A.astype(np.int64)

@@ -38,6 +38,12 @@ class NativeStructure(Structure):
     def _y_many(self, Y: Any) -> Any:
         return Y
 
+    def native_inputs(self, X: Any, Y: Any) -> tuple[Any, Any]:
+        """``(X, Y)`` of a training set as the native structure takes them (the wrapper's own
+        normalisation, ``_x_many`` and ``_y_many``): what ``bicrit.learners.Trainer`` expects."""
+        self._require()
+        return self._x_many(X), self._y_many(Y)
+
     @property
     def capabilities(self) -> dict[str, bool]:  # type: ignore[override]
         return dict(self._require().capabilities)

@@ -5,6 +5,7 @@
 mod convert;
 mod errors;
 mod hierarchy;
+mod learners;
 mod py_oracle;
 mod py_surrogate;
 mod searches;
@@ -63,5 +64,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     surrogates::register(m)?;
     hierarchy::register(m)?;
     searches::register(m)?;
+    learners::register(m)?;
     Ok(())
 }

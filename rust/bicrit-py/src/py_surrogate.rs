@@ -10,6 +10,37 @@ use bicrit_surrogates::Surrogate;
 use pyo3::prelude::*;
 
 use crate::errors::stash;
+use crate::surrogates::PySurrogateBuiltin;
+
+/// A surrogate from Python, owned: a built-in (`bicrit._native.Surrogate`, or an object whose
+/// `_native` is one — `bicrit.Surrogate`) or the adapter around a Python-written one. Searches
+/// and learners borrow it as `&dyn Surrogate`.
+pub enum SurrogateRef {
+    /// A built-in: runs without the GIL.
+    Builtin(Py<PySurrogateBuiltin>),
+    /// A Python object: every call takes the GIL.
+    Python(PySurrogate),
+}
+
+impl SurrogateRef {
+    /// Resolves a Python surrogate object (see the enum's documentation).
+    pub fn from_py(surrogate: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let native = surrogate.getattr_opt("_native")?;
+        let obj = native.as_ref().unwrap_or(surrogate);
+        if let Ok(b) = obj.cast::<PySurrogateBuiltin>() {
+            return Ok(SurrogateRef::Builtin(b.clone().unbind()));
+        }
+        Ok(SurrogateRef::Python(PySurrogate::new(surrogate)?))
+    }
+
+    /// The surrogate as the core sees it.
+    pub fn get(&self) -> &dyn Surrogate {
+        match self {
+            SurrogateRef::Builtin(b) => b.get().inner.as_ref(),
+            SurrogateRef::Python(p) => p,
+        }
+    }
+}
 
 /// A Python surrogate.
 pub struct PySurrogate {

@@ -11,14 +11,44 @@ use pyo3::types::{PyDict, PyList};
 
 use crate::errors::{self, to_py};
 use crate::py_oracle::{PyLabel, PyOracle};
-use crate::py_surrogate::PySurrogate;
+use crate::py_surrogate::{PySurrogate, SurrogateRef};
 use crate::structures::instance::{run_instance, ErasedWarm, InstanceOracle, SearchCall};
 use crate::surrogates::PySurrogateBuiltin;
 
 /// A search by name with its options.
 #[pyclass(name = "SearchSpec", module = "bicrit._native", frozen)]
 pub struct PySearchSpec {
-    inner: SearchSpec,
+    pub(crate) inner: SearchSpec,
+}
+
+/// The search `name` with `options` (`max_calls`, `lambda0`, `eps`, `tol`: numbers; `integral`:
+/// a string), each refused with an `InvalidParameterError` naming it when unknown or out of range.
+pub(crate) fn spec_from_options(
+    py: Python<'_>,
+    name: &str,
+    options: Option<&Bound<'_, PyDict>>,
+) -> PyResult<SearchSpec> {
+    let mut inner = SearchSpec::from_name(name).map_err(|e| to_py(py, e))?;
+    if let Some(d) = options {
+        for (k, v) in d.iter() {
+            let key: String = k.extract()?;
+            let res = if key == "integral" {
+                match v.extract::<String>() {
+                    Ok(s) => inner.set_integral(&s),
+                    Err(_) => Err(Error::param(format!("search '{name}': option integral must be a string"))),
+                }
+            } else {
+                match v.extract::<f64>() {
+                    Ok(x) => inner.set(&key, x),
+                    Err(_) => {
+                        Err(Error::param(format!("search '{name}': option {key} must be a number, got {v}")))
+                    }
+                }
+            };
+            res.map_err(|e| to_py(py, e))?;
+        }
+    }
+    Ok(inner)
 }
 
 #[pymethods]
@@ -28,29 +58,7 @@ impl PySearchSpec {
     #[new]
     #[pyo3(signature = (name, options=None))]
     fn new(py: Python<'_>, name: &str, options: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
-        let mut inner = SearchSpec::from_name(name).map_err(|e| to_py(py, e))?;
-        if let Some(d) = options {
-            for (k, v) in d.iter() {
-                let key: String = k.extract()?;
-                let res = if key == "integral" {
-                    match v.extract::<String>() {
-                        Ok(s) => inner.set_integral(&s),
-                        Err(_) => {
-                            Err(Error::param(format!("search '{name}': option integral must be a string")))
-                        }
-                    }
-                } else {
-                    match v.extract::<f64>() {
-                        Ok(x) => inner.set(&key, x),
-                        Err(_) => Err(Error::param(format!(
-                            "search '{name}': option {key} must be a number, got {v}"
-                        ))),
-                    }
-                };
-                res.map_err(|e| to_py(py, e))?;
-            }
-        }
-        Ok(PySearchSpec { inner })
+        Ok(PySearchSpec { inner: spec_from_options(py, name, options)? })
     }
 
     /// The (possibly refined) registry name.
@@ -258,13 +266,7 @@ fn capabilities(oracle: &Bound<'_, PyAny>) -> PyResult<Capabilities> {
 
 /// Runs `f` with the surrogate as `&dyn Surrogate` (built-in, or the Python adapter).
 fn with_surrogate<R>(surrogate: &Bound<'_, PyAny>, f: impl FnOnce(&dyn Surrogate) -> R) -> PyResult<R> {
-    let native = surrogate.getattr_opt("_native")?;
-    let obj = native.as_ref().unwrap_or(surrogate);
-    if let Ok(b) = obj.cast::<PySurrogateBuiltin>() {
-        return Ok(f(b.get().inner.as_ref()));
-    }
-    let adapter = PySurrogate::new(surrogate)?;
-    Ok(f(&adapter))
+    Ok(f(SurrogateRef::from_py(surrogate)?.get()))
 }
 
 /// The Python form of an outcome: a dict with value, labels, weights, points, calls,

@@ -1,0 +1,266 @@
+"""Learners: training structured SVMs with any bi-criteria surrogate (DESIGN §5).
+
+Every learner minimises, with scikit-learn's C (it multiplies the loss)::
+
+    P(w) = ½‖w‖² + C · Σ_i ℓ_i(w),   ℓ_i(w) = max_y ψ(h(y), g(y))
+
+The thesis's chapters 1–4 minimise (C_t/2)‖w‖² + (1/n)Σℓ_i, so ``C = 1/(n·C_t)``; internally the
+learners use λ = 1/(n·C) (Pegasos/BCFW form). Loss-augmented inference is a *search* over the
+structure's λ-oracle; with a relaxed search (``convex-hull`` without recovery) ℓ_i is the maximum
+of ψ over the convex hull of the labels, an upper bound of the integral loss. Every objective,
+dual value and gap reported is in the scale of P.
+
+=================== ================================================ =========== ===============
+learner             algorithm                                        surrogates  searches
+=================== ================================================ =========== ===============
+``sgd``             SGD / Pegasos on the primal: lazy scaling, lazy  every ψ     all but
+                    (weighted) averaging, parallel blocks                        sarawagi
+``bcfw``            block-coordinate Frank–Wolfe (Lacoste-Julien et  affine in h all but
+                    al. 2013): line search, weighted averaging,                  sarawagi
+                    sparse blocks, duality gap
+``cutting-plane``   1-slack cutting plane (Joachims et al. 2009),    affine in h all but
+                    dual QP by clarabel                                          sarawagi
+``cutting-plane-n`` n-slack cutting plane (Tsochantaridis et al.)    affine in h every search
+                                                                                 (sarawagi gets
+                                                                                 the slack ξ_i)
+=================== ================================================ =========== ===============
+
+"Affine in h": margin, slack, β-scaling, generalized scaling, Micro-F1 — the losses that are a
+maximum of functions affine in w, whose corners have an intercept ψ − ψ_h·h as well as a slope
+(DESIGN §3). ProbLoss and log loss train with ``sgd`` only. The searches' own requirements apply
+on top (angular, bisecting, binary and sarawagi need the product form ψ = (h + 1)·g; angular a
+structure with a cone oracle; ``convex-hull-ban``/``-kbest`` a ban-list/k-best oracle). Refused
+combinations raise :class:`~bicrit.errors.IncompatibleError` at construction, naming the pieces.
+
+**The Trainer** (``bicrit._native.Trainer``, re-exported here) is one training run::
+
+    Trainer(structure, X, Y, surrogate, search, learner, params=None, w0=None)
+
+* ``structure`` — the native structure, ``bicrit.structures.base.as_native(s)`` of an initialised
+  structure ``s`` (a Python-written structure goes through an adapter: same API, slower);
+* ``X, Y`` — the training set as the structure's wrapper normalises it:
+  ``s.native_inputs(X, Y)``;
+* ``surrogate`` — a :class:`bicrit.Surrogate` (or any object with ``value``/``grad``);
+* ``search`` — a registry name, a ``(name, options)`` pair, or a :class:`bicrit.searches.Search`;
+* ``learner`` — one of :data:`LEARNER_NAMES`; ``params`` — a dict (see :data:`LEARNERS`);
+* ``w0`` — starting weights (float64, length ``size_joint_feature``). SGD and cutting plane start
+  from them; BCFW, a dual method, takes one batch Frank–Wolfe step towards the corners they
+  select. To continue a run exactly, keep calling ``epoch()`` on the same Trainer.
+
+Methods: ``epoch() -> dict`` (one pass, GIL released, keys :data:`STAT_KEYS`, see below);
+``weights(averaged=True) -> ndarray`` (the averaged weights when the learner averages, else the
+last iterate); ``objective(averaged=True) -> float`` (exact primal, one inference pass);
+``evaluate(averaged=True, task_loss=True) -> dict`` (objective, mean loss, norm_sq, mean training
+task loss, calls, fractional, time). Properties: ``learner``, ``search``, ``surrogate``,
+``n_instances``, ``size_joint_feature``, ``n_epochs``, ``C``, ``params`` (effective values),
+``totals`` (calls by kind over all epochs, ``inferences``, ``time``).
+
+Results depend on ``random_state`` and the block/batch sizes, never on ``n_jobs``: a block's
+searches run in parallel against the same weights and are applied in a fixed order. Ctrl-C
+(checked every 50 ms) abandons the running epoch and restores the state of the previous one, so
+a loop over ``epoch()`` keeps a usable model. Python-written structures and surrogates are called
+back under the GIL, one at a time.
+
+**Epoch stats** (every key always present; None where it does not apply):
+
+``epoch``; ``learner``; ``objective`` — the primal P: ``objective_kind`` ``"running"`` (SGD,
+BCFW by default: ½‖w‖² at the end of the epoch + C × the losses met during the epoch, each at the
+weights of its own inference — free, an estimate) or ``"exact"`` (``objective="exact"``: one more
+inference pass at the returned weights; cutting plane: the pass at the weights the epoch started
+from, which is its own inference pass); ``loss`` — mean ℓ_i of the same kind; ``norm_sq`` —
+‖w‖² of those weights; ``dual`` and ``gap`` — BCFW (running: the sum of the block gaps met during
+the epoch; exact: P − D at the returned weights, with the averaged dual when averaging) and
+cutting plane (P − D of the iterate the epoch started from); ``converged`` — BCFW: gap ≤
+tol·|objective|; cutting plane: the eps test of Joachims et al. (1-slack) or no constraint added
+(n-slack), the weights are then the certified ones; SGD: always False; ``calls`` (total) and
+``calls_lambda``, ``calls_extreme`` (λ = 0/∞), ``calls_cone``, ``calls_ban``, ``calls_kbest``;
+``evaluated`` — warm-start labels re-scored (not oracle calls); ``inferences``;
+``calls_per_inference``; ``fractional`` — answers inside a hull edge; ``gold`` — answers equal
+to the gold label (zero loss); ``time`` — seconds; ``step_size`` (SGD); ``working_set`` (cutting
+plane); ``task_loss`` — mean training task loss of the predictions (with ``task_loss=True``);
+``exact_calls`` — oracle calls of the exact pass.
+
+For tests and quick experiments, :func:`train` runs a whole fit and returns ``(w, history)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from bicrit import _native
+from bicrit.errors import InvalidParameterError
+
+__all__ = [
+    "LEARNERS",
+    "LEARNER_NAMES",
+    "STAT_KEYS",
+    "LearnerInfo",
+    "Param",
+    "Trainer",
+    "check",
+    "make_trainer",
+    "train",
+]
+
+#: The native training run (see the module documentation).
+Trainer = _native.Trainer
+
+#: Registry names of the learners.
+LEARNER_NAMES: tuple[str, ...] = tuple(_native.LEARNER_NAMES)
+
+#: Keys of the dict ``Trainer.epoch()`` returns, in order.
+STAT_KEYS: tuple[str, ...] = tuple(_native.STAT_KEYS)
+
+
+@dataclass(frozen=True)
+class Param:
+    """One learner parameter: its default and what it does (with its domain)."""
+
+    default: Any
+    doc: str
+
+
+@dataclass(frozen=True)
+class LearnerInfo:
+    """A learner: what it does, its parameters, and what it combines with."""
+
+    name: str
+    description: str
+    params: dict[str, Param]
+    surrogates: str
+    searches: str
+
+
+_DESCRIPTIONS = {
+    "sgd": (
+        "SGD / Pegasos on the primal (lazy scaling, lazy averaging, parallel blocks)",
+        "every surrogate",
+        "every search but sarawagi",
+    ),
+    "bcfw": (
+        "block-coordinate Frank–Wolfe with line search, weighted averaging and duality gap",
+        "surrogates affine in h (margin, slack, beta, generalized, microf1)",
+        "every search but sarawagi",
+    ),
+    "cutting-plane": (
+        "1-slack cutting plane, dual QP by clarabel",
+        "surrogates affine in h (margin, slack, beta, generalized, microf1)",
+        "every search but sarawagi",
+    ),
+    "cutting-plane-n": (
+        "n-slack cutting plane, dual QP by clarabel (sarawagi gets the slack ξ_i)",
+        "surrogates affine in h (margin, slack, beta, generalized, microf1)",
+        "every search",
+    ),
+}
+
+
+def _info(name: str) -> LearnerInfo:
+    description, surrogates, searches = _DESCRIPTIONS[name]
+    params = {
+        pname: Param(default, doc) for pname, default, doc in _native.learner_parameters(name)
+    }
+    return LearnerInfo(name, description, params, surrogates, searches)
+
+
+#: Every learner with its parameters (defaults and documentation come from the native crate).
+LEARNERS: dict[str, LearnerInfo] = {name: _info(name) for name in LEARNER_NAMES}
+
+
+def _surrogate(surrogate: Any) -> Any:
+    if isinstance(surrogate, str):
+        from bicrit.surrogates import surrogate as make
+
+        return make(surrogate)
+    return surrogate
+
+
+def _search(search: Any) -> Any:
+    """A registry name or ``(name, options)`` through the registry (so plugin searches resolve
+    to their objects, which the native learners then refuse clearly); objects unchanged."""
+    from bicrit import registry
+
+    if isinstance(search, str):
+        return registry.create("search", search)
+    if isinstance(search, tuple) and len(search) == 2 and isinstance(search[0], str):
+        return registry.create("search", search[0], **dict(search[1] or {}))
+    return search
+
+
+def check(
+    learner: str, surrogate: Any = "margin", search: Any = "convex-hull", structure: Any = None
+) -> None:
+    """Raises :class:`~bicrit.errors.IncompatibleError` when ``learner`` cannot train with
+    ``surrogate`` and ``search`` (on ``structure``, when given: its oracle's capabilities), as
+    :class:`Trainer` would — without any data. Names are looked up in the registry."""
+    caps = None if structure is None else dict(structure.capabilities)
+    _native.check_learner(learner, _surrogate(surrogate), _search(search), caps)
+
+
+def make_trainer(
+    structure: Any,
+    X: Any,
+    Y: Any,
+    surrogate: Any = "margin",
+    search: Any = "convex-hull",
+    learner: str = "sgd",
+    params: Mapping[str, Any] | None = None,
+    w0: Any = None,
+) -> Any:
+    """A :class:`Trainer` from user-facing pieces: an initialised structure (built-in or
+    Python-written), ``X``/``Y`` as users pass them, a surrogate object or name, a search object,
+    name or ``(name, options)``."""
+    from bicrit.structures.base import as_native
+
+    Xn, Yn = structure.native_inputs(X, Y)
+    if w0 is not None:
+        w0 = np.ascontiguousarray(w0, dtype=np.float64)
+    return Trainer(
+        as_native(structure),
+        Xn,
+        Yn,
+        _surrogate(surrogate),
+        _search(search),
+        learner,
+        dict(params or {}),
+        w0,
+    )
+
+
+def train(
+    structure: Any,
+    X: Any,
+    Y: Any,
+    *,
+    surrogate: Any = "margin",
+    search: Any = "convex-hull",
+    learner: str = "sgd",
+    max_epochs: int = 50,
+    w0: Any = None,
+    averaged: bool = True,
+    stop_on_convergence: bool = True,
+    callback: Callable[[dict[str, Any]], Any] | None = None,
+    **params: Any,
+) -> tuple[np.ndarray, list[dict[str, Any]]]:
+    """Trains for up to ``max_epochs`` epochs (stopping early when an epoch reports
+    ``converged``); returns ``(weights, history)``, ``history`` holding each epoch's stats dict.
+    A native structure that is not initialised yet is initialised on ``(X, Y)``. ``params`` are the
+    learner's (see :data:`LEARNERS`); ``callback(stats)`` is called after every epoch."""
+    if int(max_epochs) < 1:
+        raise InvalidParameterError(f"max_epochs must be at least 1, got {max_epochs}")
+    if getattr(structure, "_native", False) is None:
+        structure.initialize(X, Y)
+    trainer = make_trainer(structure, X, Y, surrogate, search, learner, params, w0)
+    history: list[dict[str, Any]] = []
+    for _ in range(int(max_epochs)):
+        stats = trainer.epoch()
+        history.append(stats)
+        if callback is not None:
+            callback(stats)
+        if stop_on_convergence and stats["converged"]:
+            break
+    return trainer.weights(averaged), history

@@ -1,0 +1,333 @@
+//! Block-coordinate Frank–Wolfe on the SSVM dual (Lacoste-Julien, Jaggi, Schmidt & Pletscher
+//! 2013, Alg. 4 with line search and weighted averaging), generalised from margin rescaling to
+//! every loss that is a maximum of functions affine in w.
+//!
+//! In the λ-form λ/2‖w‖² + (1/n)Σℓ_i (λ = 1/(n·C)), the loss of instance i at an answer of its
+//! search is the affine function c·(w·Δφ) + b of w (slope c·Δφ, intercept b = ψ − c·m_f; see
+//! [`crate::problem`]). The Frank–Wolfe corner of block i is therefore
+//! `w_s = −(c/(λn))·Δφ = −C·c·Δφ`, `ℓ_s = b/n`; each block keeps (w_i, ℓ_i) with w = Σ w_i,
+//! ℓ = Σ ℓ_i, and a step moves it towards the corner by γ from the exact line search
+//! `γ = (λ(w_i − w_s)·w − ℓ_i + ℓ_s) / (λ‖w_i − w_s‖²)` clipped to [0, 1]. The numerator is the
+//! block's duality gap; their sum over an epoch estimates the duality gap (the `running` gap).
+//!
+//! * Blocks w_i are stored sparsely (memory ∝ their support, not n·D) and combined through the
+//!   thread's dense scratch buffer ([`crate::scratch`]).
+//! * Weighted averaging w̄ ← k/(k+2)·w̄ + 2/(k+2)·w (iterate k weighs k) is kept lazily
+//!   ([`crate::average`]), together with the averaged ℓ̄, so the averaged model has a dual value
+//!   and hence an exact gap too.
+//! * `block_size` > 1 computes the corners of a block in parallel against the weights at its
+//!   start; the line search still uses the current w, so every step is an ascent step of the dual.
+//! * Dual D = −½‖w‖² + n·C·ℓ and primal P = ½‖w‖² + C·Σℓ_i are reported in the scale of P.
+//! * Starting weights `w0` cannot be imposed on a dual method (w must equal Σ w_i); they choose
+//!   the first direction instead: the first epoch begins with one batch Frank–Wolfe step, with line
+//!   search, from α = 0 towards the corners that w0's inferences select. To continue a training
+//!   run exactly, keep the learner (the Python `Trainer`) instead.
+
+use std::time::Instant;
+
+use bicrit_core::{Error, Result, SparseVec};
+use bicrit_searches::WarmStart;
+use bicrit_structures::Structure;
+
+use crate::average::LazyAverage;
+use crate::params::BcfwParams;
+use crate::rng::Rng;
+use crate::scratch::{axpy, dense_norm_sq, dot, norm_sq, with_scratch};
+use crate::{
+    infer_many, keep_warm, objective, task_loss, Context, EpochStats, Journal, Learner, ObjectiveKind,
+    PassCounts, Problem,
+};
+
+/// The BCFW learner's state.
+#[derive(Clone, Debug)]
+pub struct Bcfw<L> {
+    /// Parameters.
+    pub params: BcfwParams,
+    lambda: f64,
+    w: Vec<f64>,
+    ell: f64,
+    blocks: Vec<SparseVec>,
+    block_ell: Vec<f64>,
+    avg: LazyAverage,
+    ell_avg: f64,
+    k: u64,
+    epochs: usize,
+    /// Per-instance warm starts.
+    pub warm: Vec<Option<WarmStart<L>>>,
+    rng: Rng,
+    pending_w0: Option<Vec<f64>>,
+}
+
+impl<L: Clone + PartialEq + Send + Sync> Bcfw<L> {
+    /// A learner for `n` instances and `dim` joint features (w0: see the module documentation).
+    pub fn new(params: BcfwParams, n: usize, dim: usize, w0: Option<Vec<f64>>) -> Result<Self> {
+        if n == 0 {
+            return Err(Error::input("the training set is empty"));
+        }
+        let lambda = 1.0 / (n as f64 * params.common.c);
+        if !(lambda.is_finite() && lambda > 0.0) {
+            return Err(Error::param(format!(
+                "learner 'bcfw': C = {} with n = {n} gives λ = 1/(n·C) = {lambda}, not a positive finite number",
+                params.common.c
+            )));
+        }
+        let rng = Rng::new(params.common.random_state);
+        Ok(Bcfw {
+            lambda,
+            w: vec![0.0; dim],
+            ell: 0.0,
+            blocks: vec![SparseVec::new(); n],
+            block_ell: vec![0.0; n],
+            avg: LazyAverage::new(if params.average { dim } else { 0 }),
+            ell_avg: 0.0,
+            k: 0,
+            epochs: 0,
+            warm: vec![None; n],
+            rng,
+            pending_w0: w0.filter(|w| w.iter().any(|&x| x != 0.0)),
+            params,
+        })
+    }
+
+    /// The dual objective of the iterate, in the scale of P: −½‖w‖² + n·C·ℓ.
+    fn dual_of(&self, w: &[f64], ell: f64) -> f64 {
+        let n = self.blocks.len() as f64;
+        -0.5 * dense_norm_sq(w) + n * self.params.common.c * ell
+    }
+
+    /// Starts the dual with one batch Frank–Wolfe step from α = 0 towards the corners selected at
+    /// `w0`, with exact line search: blocks γ·(w_s, ℓ_s) with γ = Σℓ_s / (λ‖Σ w_s‖²) in [0, 1].
+    fn start_from<S: Structure<Label = L>>(
+        &mut self,
+        p: &Problem<'_, S>,
+        ctx: &Context<'_>,
+        w0: &[f64],
+        journal: &mut Journal<L>,
+    ) -> Result<PassCounts> {
+        let n = p.n();
+        let idx: Vec<usize> = (0..n).collect();
+        let found = infer_many(p, ctx, &idx, w0, 1.0, &self.warm, None)?;
+        let mut counts = PassCounts::default();
+        let c = self.params.common.c;
+        let mut total = vec![0.0; self.w.len()];
+        let mut ell = 0.0;
+        let mut corners = Vec::with_capacity(n);
+        for (i, mut vio) in found.into_iter().enumerate() {
+            counts.record(&vio);
+            keep_warm(&mut self.warm, i, std::mem::take(&mut vio.warm), &self.params.common, journal);
+            let mut corner = std::mem::take(&mut vio.dphi);
+            corner.values.iter_mut().for_each(|x| *x *= -c * vio.scale);
+            axpy(&mut total, &corner, 1.0);
+            let l = vio.intercept / n as f64;
+            ell += l;
+            corners.push((corner, l));
+        }
+        let den = self.lambda * dense_norm_sq(&total);
+        let gamma = if den > 0.0 {
+            (ell / den).clamp(0.0, 1.0)
+        } else if ell > 0.0 {
+            1.0
+        } else {
+            0.0
+        };
+        for (i, (mut corner, l)) in corners.into_iter().enumerate() {
+            corner.values.iter_mut().for_each(|x| *x *= gamma);
+            let old = std::mem::replace(&mut self.blocks[i], corner);
+            journal.blocks.push((i, old, self.block_ell[i]));
+            self.block_ell[i] = gamma * l;
+        }
+        self.w = total.iter().map(|x| gamma * x).collect();
+        self.ell = gamma * ell;
+        Ok(counts)
+    }
+}
+
+impl<L: Clone + PartialEq + Send + Sync> Learner<L> for Bcfw<L> {
+    fn name(&self) -> &'static str {
+        "bcfw"
+    }
+
+    fn epochs(&self) -> usize {
+        self.epochs
+    }
+
+    fn weights(&self, averaged: bool) -> Vec<f64> {
+        if averaged && self.params.average {
+            if let Some(w) = self.avg.average(&self.w) {
+                return w;
+            }
+        }
+        self.w.clone()
+    }
+
+    fn epoch<S: Structure<Label = L>>(
+        &mut self,
+        p: &Problem<'_, S>,
+        ctx: &Context<'_>,
+    ) -> Result<EpochStats> {
+        // The dense state is copied (O(D), small next to an epoch); blocks and warm starts are
+        // journaled as they are replaced.
+        let saved = (
+            self.w.clone(),
+            self.ell,
+            self.avg.clone(),
+            self.ell_avg,
+            self.k,
+            self.epochs,
+            self.rng.clone(),
+            self.pending_w0.clone(),
+        );
+        let mut journal = Journal::new();
+        let out = self.run_epoch(p, ctx, &mut journal);
+        if out.is_err() {
+            (self.w, self.ell, self.avg, self.ell_avg, self.k, self.epochs, self.rng, self.pending_w0) =
+                saved;
+            journal.undo_warm(&mut self.warm);
+            for (i, block, ell) in journal.blocks.drain(..).rev() {
+                self.blocks[i] = block;
+                self.block_ell[i] = ell;
+            }
+        }
+        out
+    }
+}
+
+impl<L: Clone + PartialEq + Send + Sync> Bcfw<L> {
+    fn run_epoch<S: Structure<Label = L>>(
+        &mut self,
+        p: &Problem<'_, S>,
+        ctx: &Context<'_>,
+        journal: &mut Journal<L>,
+    ) -> Result<EpochStats> {
+        let start = Instant::now();
+        let n = p.n();
+        let dim = p.dim();
+        if n != self.blocks.len() || dim != self.w.len() {
+            return Err(Error::input(format!(
+                "the learner was built for {} instances and {} joint features, the problem has {n} and {dim}",
+                self.blocks.len(),
+                self.w.len()
+            )));
+        }
+        let mut counts = PassCounts::default();
+        if let Some(w0) = self.pending_w0.take() {
+            counts = self.start_from(p, ctx, &w0, journal)?;
+        }
+        let c = self.params.common.c;
+        let lambda = self.lambda;
+        let nf = n as f64;
+        let mut order: Vec<usize> = (0..n).collect();
+        if self.params.shuffle {
+            self.rng.shuffle(&mut order);
+        }
+        let mut gap_sum = 0.0;
+        for block in order.chunks(self.params.block_size) {
+            ctx.check()?;
+            let mut found = {
+                let (w, warm) = (&self.w, &self.warm);
+                ctx.map(block, |i| p.infer(i, w, 1.0, warm[i].as_ref(), None))?
+            };
+            for (vio, &i) in found.iter_mut().zip(block) {
+                counts.record(vio);
+                keep_warm(&mut self.warm, i, std::mem::take(&mut vio.warm), &self.params.common, journal);
+                // d = w_i − w_s = w_i + C·c·Δφ
+                let d = with_scratch(dim, |s| {
+                    s.add_sparse(&self.blocks[i], 1.0);
+                    if vio.scale != 0.0 {
+                        s.add_sparse(&vio.dphi, c * vio.scale);
+                    }
+                    s.take()
+                });
+                let ell_s = vio.intercept / nf;
+                let num = lambda * dot(&self.w, &d) - self.block_ell[i] + ell_s;
+                let den = lambda * norm_sq(&d);
+                gap_sum += num;
+                let gamma = if self.params.line_search {
+                    if den > 0.0 {
+                        (num / den).clamp(0.0, 1.0)
+                    } else if num > 0.0 {
+                        1.0
+                    } else {
+                        0.0
+                    }
+                } else {
+                    2.0 * nf / (self.k as f64 + 2.0 * nf)
+                };
+                if gamma > 0.0 {
+                    let new_block = with_scratch(dim, |s| {
+                        s.add_sparse(&self.blocks[i], 1.0);
+                        s.add_sparse(&d, -gamma);
+                        s.take()
+                    });
+                    let old = std::mem::replace(&mut self.blocks[i], new_block);
+                    journal.blocks.push((i, old, self.block_ell[i]));
+                    axpy(&mut self.w, &d, -gamma);
+                    if self.params.average {
+                        self.avg.on_update(&d, -gamma);
+                    }
+                    let dl = gamma * (self.block_ell[i] - ell_s);
+                    self.block_ell[i] -= dl;
+                    self.ell -= dl;
+                }
+                self.k += 1;
+                if self.params.average {
+                    let rho = self.k as f64;
+                    self.avg.on_step(1.0, rho);
+                    self.ell_avg += rho * self.ell;
+                }
+            }
+        }
+        self.epochs += 1;
+        let scale = nf * c; // λ-form → P scale
+        let (objective_value, loss, norm_sq_w, dual, gap, kind, exact_calls) =
+            match self.params.common.objective {
+                ObjectiveKind::Running => {
+                    let norm = dense_norm_sq(&self.w);
+                    let primal = 0.5 * norm + c * counts.loss;
+                    let dual = self.dual_of(&self.w, self.ell);
+                    (primal, counts.loss / nf, norm, dual, gap_sum * scale, ObjectiveKind::Running, None)
+                }
+                ObjectiveKind::Exact => {
+                    let w = self.weights(true);
+                    let ell = if self.params.average && self.avg.total() > 0.0 {
+                        self.ell_avg / self.avg.total()
+                    } else {
+                        self.ell
+                    };
+                    let (primal, pass) = objective(p, ctx, &w, c, &self.warm, None)?;
+                    let dual = self.dual_of(&w, ell);
+                    (
+                        primal,
+                        pass.loss / nf,
+                        dense_norm_sq(&w),
+                        dual,
+                        primal - dual,
+                        ObjectiveKind::Exact,
+                        Some(pass.calls.total()),
+                    )
+                }
+            };
+        let converged = gap <= self.params.tol * objective_value.abs().max(f64::MIN_POSITIVE);
+        let task =
+            if self.params.common.task_loss { Some(task_loss(p, ctx, &self.weights(true))?) } else { None };
+        Ok(EpochStats {
+            epoch: self.epochs,
+            objective: objective_value,
+            objective_kind: kind,
+            loss,
+            norm_sq: norm_sq_w,
+            dual: Some(dual),
+            gap: Some(gap),
+            converged,
+            calls: counts.calls,
+            inferences: counts.inferences,
+            fractional: counts.fractional,
+            gold: counts.gold,
+            time: start.elapsed().as_secs_f64(),
+            step_size: None,
+            working_set: None,
+            task_loss: task,
+            exact_calls,
+        })
+    }
+}

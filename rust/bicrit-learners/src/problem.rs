@@ -1,0 +1,212 @@
+//! The training problem seen by every learner, and one loss-augmented inference with what a
+//! learner needs from it (DESIGN §3, "The subgradient", "Answers and fractional labels").
+//!
+//! For instance i the loss is ℓ_i(w) = max_y ψ(h(y), g(y)) with h, g the factor functions of the
+//! surrogate's [`FactorMap`] for y_i. The search answers with labels y_j and weights t_j (one label,
+//! or two on an edge of the convex hull). At the fractional point (h_f, g_f) = Σ_j t_j (h_j, g_j),
+//! with h = a_m·m + …, g = b_m·m + …, the **subgradient scale** is
+//! `c = ψ_h(h_f, g_f)·a_m + ψ_g(h_f, g_f)·b_m`, and
+//! `∂ℓ_i/∂w = c · Σ_j t_j (φ(x_i, y_j) − φ(x_i, y_i))`.
+//! For a surrogate affine in h (and g free of m, as for every built-in), ψ(h(w), g) at the answer
+//! is the affine function `c·(w·Δφ) + (ψ − c·m_f)` of w: a corner of the loss with slope c·Δφ
+//! and **intercept** ψ − c·m_f, which BCFW and the cutting-plane learners need.
+
+use bicrit_core::{Error, FactorMap, Result, SparseVec};
+use bicrit_searches::{Calls, SearchSpec, WarmStart};
+use bicrit_structures::{Structure, StructureOracle};
+use bicrit_surrogates::Surrogate;
+
+use crate::scratch::{dot, with_scratch};
+
+/// Per-instance data computed once per training set: the factor maps (from the gold label's own
+/// terms) and the gold joint features φ(x_i, y_i).
+#[derive(Clone, Debug)]
+pub struct Prepared {
+    /// `psi.factor_map(terms(y_i, y_i))` for every instance.
+    pub factors: Vec<FactorMap>,
+    /// φ(x_i, y_i) with unique indices.
+    pub gold_phi: Vec<SparseVec>,
+}
+
+impl Prepared {
+    /// Validates the training set (at least one instance, one label per instance, every label a
+    /// label of its instance) and computes the per-instance data.
+    pub fn new<S: Structure>(
+        structure: &S,
+        data: &S::Data,
+        labels: &[S::Label],
+        psi: &dyn Surrogate,
+    ) -> Result<Self> {
+        let n = structure.n_instances(data);
+        if n == 0 {
+            return Err(Error::input("the training set is empty: X has no instances"));
+        }
+        if labels.len() != n {
+            return Err(Error::input(format!("X has {n} instances but Y has {} labels", labels.len())));
+        }
+        let dim = structure.size_joint_feature();
+        let mut factors = Vec::with_capacity(n);
+        let mut gold_phi = Vec::with_capacity(n);
+        for (i, y) in labels.iter().enumerate() {
+            let at = |e: Error| Error::input(format!("instance {i}: {e}"));
+            structure.check_label(data, i, y).map_err(at)?;
+            let terms = structure.terms(y, y).map_err(at)?;
+            factors.push(psi.factor_map(&terms));
+            let phi = structure.joint_feature(data, i, y).map_err(at)?;
+            if let Some(&j) = phi.indices.iter().find(|&&j| j >= dim) {
+                return Err(Error::input(format!(
+                    "instance {i}: joint feature index {j} outside the joint feature size {dim}"
+                )));
+            }
+            bicrit_core::error::check_finite("the joint feature map", &phi.values).map_err(at)?;
+            gold_phi.push(with_scratch(dim, |s| {
+                s.add_sparse(&phi, 1.0);
+                s.take()
+            }));
+        }
+        Ok(Prepared { factors, gold_phi })
+    }
+}
+
+/// A view of the training problem: what [`Problem::infer`] needs.
+pub struct Problem<'a, S: Structure> {
+    /// The structure.
+    pub structure: &'a S,
+    /// Training inputs.
+    pub data: &'a S::Data,
+    /// Gold labels.
+    pub labels: &'a [S::Label],
+    /// The surrogate ψ.
+    pub psi: &'a dyn Surrogate,
+    /// The search (loss-augmented inference).
+    pub search: &'a SearchSpec,
+    /// Per-instance data.
+    pub prepared: &'a Prepared,
+}
+
+/// One loss-augmented inference, digested for the learners.
+#[derive(Clone, Debug)]
+pub struct Violation<L> {
+    /// ℓ_i(w): Φ at the answer (at the fractional point for a hull-edge answer, so the loss is the
+    /// maximum over the convex hull of the labels for relaxed searches).
+    pub loss: f64,
+    /// Whether the answer is the gold label (zero subgradient).
+    pub is_gold: bool,
+    /// Whether the answer is a point inside a hull edge (two labels with weights).
+    pub fractional: bool,
+    /// The subgradient scale c.
+    pub scale: f64,
+    /// Δφ = Σ_j t_j (φ(x_i, y_j) − φ(x_i, y_i)), unique indices (empty for the gold label).
+    pub dphi: SparseVec,
+    /// m_f = w·Δφ at the weights of the inference.
+    pub margin: f64,
+    /// ψ − c·m_f: the intercept of the corner (meaningful for surrogates affine in h).
+    pub intercept: f64,
+    /// Oracle calls of the search.
+    pub calls: Calls,
+    /// The warm start for this instance's next inference.
+    pub warm: WarmStart<L>,
+}
+
+impl<L> Violation<L> {
+    /// The corner's value at weights `w` (affine surrogates): c·(w·Δφ) + intercept.
+    pub fn value_at(&self, w: &[f64]) -> f64 {
+        self.scale * dot(w, &self.dphi) + self.intercept
+    }
+}
+
+impl<S: Structure> Problem<'_, S> {
+    /// Number of training instances.
+    pub fn n(&self) -> usize {
+        self.labels.len()
+    }
+
+    /// Length of the joint feature vector.
+    pub fn dim(&self) -> usize {
+        self.structure.size_joint_feature()
+    }
+
+    /// Loss-augmented inference for instance `i` at weights `scale · w` (learners with lazy scaling
+    /// pass their unscaled vector and the scale: the factor map's margin coefficients absorb it, so
+    /// no dense copy is made). `warm` is the previous inference's warm start for this instance,
+    /// `xi` the slack ξ_i (Sarawagi–Gupta only).
+    pub fn infer(
+        &self,
+        i: usize,
+        w: &[f64],
+        scale: f64,
+        warm: Option<&WarmStart<S::Label>>,
+        xi: Option<f64>,
+    ) -> Result<Violation<S::Label>> {
+        let factors = self.prepared.factors[i];
+        let mut scaled = factors;
+        scaled.h.margin *= scale;
+        scaled.g.margin *= scale;
+        let y_true = &self.labels[i];
+        let mut oracle = StructureOracle::new(self.structure, w, self.data, i, y_true, scaled);
+        let out = self.search.run(&mut oracle, self.psi, warm, xi)?;
+        if !out.value.is_finite() {
+            return Err(Error::input(format!(
+                "instance {i}: the search returned a non-finite loss ({}) with surrogate '{}'",
+                out.value,
+                self.psi.name()
+            )));
+        }
+        let fractional = out.answer.len() > 1;
+        if out.is_gold {
+            return Ok(Violation {
+                loss: out.value,
+                is_gold: true,
+                fractional: false,
+                scale: 0.0,
+                dphi: SparseVec::new(),
+                margin: 0.0,
+                intercept: out.value,
+                calls: out.calls,
+                warm: out.warm,
+            });
+        }
+        let (mut hf, mut gf) = (0.0, 0.0);
+        for it in &out.answer {
+            hf += it.weight * it.h;
+            gf += it.weight * it.g;
+        }
+        let (dh, dg) = self.psi.try_grad(hf, gf)?;
+        let c = dh * factors.h.margin + dg * factors.g.margin;
+        if !c.is_finite() {
+            return Err(Error::input(format!(
+                "instance {i}: the gradient of surrogate '{}' is not finite at the answer (h, g) = ({hf}, {gf})",
+                self.psi.name()
+            )));
+        }
+        let dim = self.dim();
+        let dphi = with_scratch(dim, |s| -> Result<SparseVec> {
+            for it in &out.answer {
+                if it.weight == 0.0 {
+                    continue;
+                }
+                let phi = self.structure.joint_feature(self.data, i, &it.label)?;
+                if let Some(&j) = phi.indices.iter().find(|&&j| j >= dim) {
+                    return Err(Error::input(format!(
+                        "instance {i}: joint feature index {j} outside the joint feature size {dim}"
+                    )));
+                }
+                s.add_sparse(&phi, it.weight);
+            }
+            s.add_sparse(&self.prepared.gold_phi[i], -1.0);
+            Ok(s.take())
+        })?;
+        let margin = scale * dot(w, &dphi);
+        Ok(Violation {
+            loss: out.value,
+            is_gold: false,
+            fractional,
+            scale: c,
+            intercept: out.value - c * margin,
+            margin,
+            dphi,
+            calls: out.calls,
+            warm: out.warm,
+        })
+    }
+}
