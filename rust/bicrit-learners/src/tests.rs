@@ -455,7 +455,7 @@ fn bcfw_from_w0_and_exact_objective() {
 
 #[test]
 fn an_interrupted_epoch_leaves_the_previous_state() {
-    let (s, x, y) = multilabel(600, 5, 4, 12);
+    let (s, x, y) = multilabel(200, 5, 4, 12);
     let psi = by_name("slack", &[]).unwrap();
     let spec = SearchSpec::from_name("convex-hull").unwrap();
     let prepared = Prepared::new(&s, &x, &y, psi.as_ref()).unwrap();
@@ -471,10 +471,10 @@ fn an_interrupted_epoch_leaves_the_previous_state() {
     for (kind, params) in [
         (Kind::Sgd, vec![kv("block_size", Value::Int(16))]),
         (Kind::Bcfw, vec![kv("block_size", Value::Int(16))]),
-        (Kind::CuttingPlaneN, vec![kv("batch_size", Value::Int(100))]),
+        (Kind::CuttingPlaneN, vec![kv("batch_size", Value::Int(40))]),
     ] {
         let mut a: AnyLearner<MlLabel> =
-            AnyLearner::new(kind, &params, 600, s.size_joint_feature(), None).unwrap();
+            AnyLearner::new(kind, &params, 200, s.size_joint_feature(), None).unwrap();
         let mut b = a.clone();
         for _ in 0..2 {
             a.epoch(&p, &plain).unwrap();
