@@ -5,7 +5,7 @@
 //! b = ψ − c·m_f ([`crate::problem`]). The primal over a working set W is
 //! `min ½‖w‖² + C·Σ_g ξ_g` with `ξ_g ≥ a_k·w + b_k` (k ∈ W in group g) and `ξ_g ≥ 0`; its dual,
 //! `max Σ α_k b_k − ½‖Σ α_k a_k‖²` with α ≥ 0 and `Σ_{k∈g} α_k ≤ C`, is solved by clarabel
-//! ([`crate::qp`]) and gives w = −Σ α_k a_k.
+//! ([`crate::qp`], in its Gram or lifted form, whichever is smaller) and gives w = −Σ α_k a_k.
 //!
 //! * **1-slack**: one group; an epoch is one inference pass (parallel) at w, whose sum of
 //!   constraints Σ_i (a_i, b_i) is the new cutting plane of Σ_i ℓ_i. It stops when
@@ -30,7 +30,7 @@ use bicrit_searches::WarmStart;
 use bicrit_structures::Structure;
 
 use crate::params::CpParams;
-use crate::qp::solve_dual;
+use crate::qp::solve_dual_auto;
 use crate::scratch::{axpy, dense_norm_sq, dot, with_scratch};
 use crate::{
     infer_many, keep_warm, task_loss, Context, EpochStats, Journal, Learner, ObjectiveKind, PassCounts,
@@ -128,7 +128,8 @@ impl<L: Clone + PartialEq + Send + Sync> CuttingPlane<L> {
         }
         let b: Vec<f64> = self.set.iter().map(|k| k.intercept).collect();
         let c = self.params.common.c;
-        let alpha = solve_dual(&self.gram, &b, &group, n_groups, c)?;
+        let slopes: Vec<&SparseVec> = self.set.iter().map(|k| &k.slope).collect();
+        let alpha = solve_dual_auto(&self.gram, &slopes, &b, &group, n_groups, c)?;
         self.w.iter_mut().for_each(|x| *x = 0.0);
         let mut lin = 0.0;
         let threshold = self.params.inactive_threshold * c;

@@ -5,10 +5,18 @@
 //! where G is the Gram matrix of the constraints' slopes (G_kl = a_k·a_l) and b their intercepts.
 //! 1-slack has one group (all constraints); n-slack one group per instance. The primal weights are
 //! then w = −Σ_k α_k·a_k.
+//!
+//! Two equivalent forms are handed to clarabel: the **Gram form** above (m variables, a dense
+//! m × m quadratic term), and the **lifted form** `min ½‖z‖² − bᵀα` with `z = Aᵀα` over the
+//! D′ coordinates the slopes touch (m + D′ variables, sparse). The interior point's factorisation
+//! costs about min(m, D′)³ in the lifted form against m³ in the Gram form, so [`solve_dual_auto`]
+//! lifts when the working set outgrows the slopes' support (n-slack on low-dimensional features).
 
-use bicrit_core::{Error, Result};
+use bicrit_core::{Error, Result, SparseVec};
 use clarabel::algebra::CscMatrix;
-use clarabel::solver::{DefaultSettingsBuilder, DefaultSolver, IPSolver, NonnegativeConeT, SolverStatus};
+use clarabel::solver::{
+    DefaultSettingsBuilder, DefaultSolver, IPSolver, NonnegativeConeT, SolverStatus, ZeroConeT,
+};
 
 /// Solves the dual QP; `group[k]` is constraint k's group in `0..n_groups`.
 pub(crate) fn solve_dual(
@@ -37,49 +45,142 @@ pub(crate) fn solve_dual(
     }
     let p = CscMatrix::new_from_triplets(m, m, pr, pc, pv);
     let q: Vec<f64> = b.iter().map(|&x| -x * scale).collect();
-    let (mut ar, mut ac, mut av) = (Vec::new(), Vec::new(), Vec::new());
+    let x = solve_constrained(&p, &q, 0, None, group, n_groups, c)?;
+    Ok(clean(x, group, n_groups, c))
+}
+
+/// The same dual in the lifted form (module documentation): variables (α, z), z ∈ R^{D′} over the
+/// coordinates some slope touches.
+pub(crate) fn solve_dual_lifted(
+    slopes: &[&SparseVec],
+    b: &[f64],
+    group: &[usize],
+    n_groups: usize,
+    c: f64,
+) -> Result<Vec<f64>> {
+    let m = b.len();
+    if m == 0 {
+        return Ok(Vec::new());
+    }
+    let (support, nnz) = support_of(slopes);
+    let d = support.len();
+    let diag_max = slopes.iter().map(|a| a.values.iter().map(|v| v * v).sum::<f64>()).fold(0.0f64, f64::max);
+    let scale = if diag_max > 0.0 { 1.0 / diag_max } else { 1.0 };
+    let n = m + d;
+    let p = CscMatrix::new_from_triplets(n, n, (m..n).collect(), (m..n).collect(), vec![scale; d]);
+    let mut q = vec![0.0; n];
+    q[..m].iter_mut().zip(b).for_each(|(qk, &bk)| *qk = -bk * scale);
+    // z_j − Σ_k a_kj α_k = 0, one row per support coordinate
+    let (mut er, mut ec, mut ev) = (Vec::with_capacity(nnz + d), Vec::with_capacity(nnz + d), Vec::new());
+    for (k, a) in slopes.iter().enumerate() {
+        for (&i, &v) in a.indices.iter().zip(&a.values) {
+            if v != 0.0 {
+                er.push(support[&i]);
+                ec.push(k);
+                ev.push(-v);
+            }
+        }
+    }
+    for j in 0..d {
+        er.push(j);
+        ec.push(m + j);
+        ev.push(1.0);
+    }
+    let x = solve_constrained(&p, &q, d, Some((er, ec, ev)), group, n_groups, c)?;
+    Ok(clean(x[..m].to_vec(), group, n_groups, c))
+}
+
+/// The lifted form when the working set has more constraints than the slopes have coordinates,
+/// else the Gram form.
+pub(crate) fn solve_dual_auto(
+    gram: &[Vec<f64>],
+    slopes: &[&SparseVec],
+    b: &[f64],
+    group: &[usize],
+    n_groups: usize,
+    c: f64,
+) -> Result<Vec<f64>> {
+    if support_of(slopes).0.len() < b.len() {
+        solve_dual_lifted(slopes, b, group, n_groups, c)
+    } else {
+        solve_dual(gram, b, group, n_groups, c)
+    }
+}
+
+/// The coordinates the slopes touch, numbered in order of first appearance, and their total nnz.
+fn support_of(slopes: &[&SparseVec]) -> (std::collections::HashMap<usize, usize>, usize) {
+    let mut support = std::collections::HashMap::new();
+    let mut nnz = 0;
+    for a in slopes {
+        nnz += a.indices.len();
+        for &i in &a.indices {
+            let next = support.len();
+            support.entry(i).or_insert(next);
+        }
+    }
+    (support, nnz)
+}
+
+/// Solves min ½xᵀPx + qᵀx over x = (α, rest) with `n_eq` equality rows (given as triplets over
+/// all columns) first, then α ≥ 0 and the groups' sums Σ_{k∈g} α_k ≤ C; α are the first
+/// `group.len()` variables.
+fn solve_constrained(
+    p: &CscMatrix<f64>,
+    q: &[f64],
+    n_eq: usize,
+    eq: Option<(Vec<usize>, Vec<usize>, Vec<f64>)>,
+    group: &[usize],
+    n_groups: usize,
+    c: f64,
+) -> Result<Vec<f64>> {
+    let m = group.len();
+    let (mut ar, mut ac, mut av) = eq.unwrap_or_default();
     for (k, &g) in group.iter().enumerate() {
-        ar.push(k);
+        ar.push(n_eq + k);
         ac.push(k);
         av.push(-1.0);
-        ar.push(m + g);
+        ar.push(n_eq + m + g);
         ac.push(k);
         av.push(1.0);
     }
-    let a = CscMatrix::new_from_triplets(m + n_groups, m, ar, ac, av);
-    let mut rhs = vec![0.0; m + n_groups];
-    rhs[m..].iter_mut().for_each(|x| *x = c);
+    let rows = n_eq + m + n_groups;
+    let a = CscMatrix::new_from_triplets(rows, q.len(), ar, ac, av);
+    let mut rhs = vec![0.0; rows];
+    rhs[n_eq + m..].iter_mut().for_each(|x| *x = c);
     let settings = DefaultSettingsBuilder::default()
         .verbose(false)
         .max_threads(1)
         .max_iter(500)
         .build()
         .map_err(|e| Error::solver(format!("cutting-plane QP settings: {e}")))?;
-    let cones = [NonnegativeConeT(m + n_groups)];
-    let mut solver = DefaultSolver::new(&p, &q, &a, &rhs, &cones, settings)
+    let cones = [ZeroConeT(n_eq), NonnegativeConeT(m + n_groups)];
+    let cones = if n_eq == 0 { &cones[1..] } else { &cones[..] };
+    let mut solver = DefaultSolver::new(p, q, &a, &rhs, cones, settings)
         .map_err(|e| Error::solver(format!("cutting-plane QP setup failed: {e:?}")))?;
     solver.solve();
     let sol = &solver.solution;
     match sol.status {
-        SolverStatus::Solved | SolverStatus::AlmostSolved => {
-            // Clean the interior point's tolerance-sized infeasibilities.
-            let mut alpha: Vec<f64> = sol.x.iter().map(|&x| x.max(0.0)).collect();
-            let mut sums = vec![0.0; n_groups];
-            for k in 0..m {
-                sums[group[k]] += alpha[k];
-            }
-            for k in 0..m {
-                if sums[group[k]] > c {
-                    alpha[k] *= c / sums[group[k]];
-                }
-            }
-            Ok(alpha)
-        }
+        SolverStatus::Solved | SolverStatus::AlmostSolved => Ok(sol.x.clone()),
         s => Err(Error::solver(format!(
             "the cutting-plane dual QP ({m} constraints) was not solved: clarabel status {s:?} after {} iterations",
             sol.iterations
         ))),
     }
+}
+
+/// Cleans the interior point's tolerance-sized infeasibilities: α ≥ 0 and every group's sum ≤ C.
+fn clean(x: Vec<f64>, group: &[usize], n_groups: usize, c: f64) -> Vec<f64> {
+    let mut alpha: Vec<f64> = x.iter().map(|&v| v.max(0.0)).collect();
+    let mut sums = vec![0.0; n_groups];
+    for (k, &g) in group.iter().enumerate() {
+        sums[g] += alpha[k];
+    }
+    for (k, &g) in group.iter().enumerate() {
+        if sums[g] > c {
+            alpha[k] *= c / sums[g];
+        }
+    }
+    alpha
 }
 
 #[cfg(test)]
@@ -95,6 +196,53 @@ mod tests {
         assert!((a[0] - 0.1).abs() < 1e-6, "{a:?}");
         let a = solve_dual(&[vec![4.0]], &[-2.0], &[0], 1, 1.0).unwrap();
         assert!(a[0].abs() < 1e-6, "{a:?}");
+    }
+
+    #[test]
+    fn lifted_form_equals_gram_form() {
+        // random sparse slopes in 6 coordinates, 14 constraints in 3 groups
+        let mut r = crate::rng::Rng::new(5);
+        let slopes: Vec<SparseVec> = (0..14)
+            .map(|_| {
+                let indices: Vec<usize> = (0..6).filter(|_| r.below(3) != 0).map(|i| 10 * i).collect();
+                let values = indices.iter().map(|_| r.below(1000) as f64 / 250.0 - 2.0).collect();
+                SparseVec { indices, values }
+            })
+            .collect();
+        let refs: Vec<&SparseVec> = slopes.iter().collect();
+        let dot = |a: &SparseVec, b: &SparseVec| -> f64 {
+            let mut s = 0.0;
+            for (i, x) in a.indices.iter().zip(&a.values) {
+                for (j, y) in b.indices.iter().zip(&b.values) {
+                    if i == j {
+                        s += x * y;
+                    }
+                }
+            }
+            s
+        };
+        let gram: Vec<Vec<f64>> = slopes.iter().map(|a| slopes.iter().map(|b| dot(a, b)).collect()).collect();
+        let b: Vec<f64> = (0..14).map(|k| 0.2 + 0.1 * k as f64).collect();
+        let group: Vec<usize> = (0..14).map(|k| k % 3).collect();
+        let value = |alpha: &[f64]| -> f64 {
+            let lin: f64 = alpha.iter().zip(&b).map(|(a, b)| a * b).sum();
+            let quad: f64 = (0..14)
+                .flat_map(|k| (0..14).map(move |l| (k, l)))
+                .map(|(k, l)| alpha[k] * alpha[l] * gram[k][l])
+                .sum();
+            lin - 0.5 * quad
+        };
+        let g = solve_dual(&gram, &b, &group, 3, 0.7).unwrap();
+        let l = solve_dual_lifted(&refs, &b, &group, 3, 0.7).unwrap();
+        let a = solve_dual_auto(&gram, &refs, &b, &group, 3, 0.7).unwrap();
+        assert!((value(&g) - value(&l)).abs() < 1e-6, "{} vs {}", value(&g), value(&l));
+        assert!((value(&a) - value(&g)).abs() < 1e-6);
+        for alpha in [&g, &l] {
+            for gi in 0..3 {
+                let sum: f64 = (0..14).filter(|k| k % 3 == gi).map(|k| alpha[k]).sum();
+                assert!(sum <= 0.7 + 1e-12 && alpha.iter().all(|&x| x >= 0.0));
+            }
+        }
     }
 
     #[test]
