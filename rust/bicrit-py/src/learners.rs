@@ -180,17 +180,22 @@ impl<S: FromAny> Fit for Fitted<S> {
     }
 }
 
+/// The learner's choice: which one, its parameters and its starting weights.
+struct LearnerSetup<'a> {
+    kind: Kind,
+    params: &'a [(String, Value)],
+    w0: Option<Vec<f64>>,
+}
+
 fn build<S: FromAny>(
     py: Python<'_>,
     s: &S,
     any: Arc<AnyStructure>,
-    x: &Bound<'_, PyAny>,
-    y: &Bound<'_, PyAny>,
+    (x, y): (&Bound<'_, PyAny>, &Bound<'_, PyAny>),
     psi: &dyn Surrogate,
-    kind: Kind,
-    params: &[(String, Value)],
-    w0: Option<Vec<f64>>,
+    setup: LearnerSetup<'_>,
 ) -> PyResult<Box<dyn Fit>> {
+    let LearnerSetup { kind, params, w0 } = setup;
     let data = s.data_from_py(py, x)?;
     let labels = s.labels_from_py(py, y)?;
     let n = s.n_instances(&data);
@@ -395,12 +400,11 @@ impl Trainer {
         check_compatible(kind, psi.get(), &spec, caps).map_err(|e| to_py(py, e))?;
         // Parameters are checked before the data is converted (cheap errors first).
         bicrit_learners::check_params(kind, &params).map_err(|e| to_py(py, e))?;
-        let w0 = match w0 {
-            None => None,
-            Some(a) => Some(a.as_array().to_vec()),
-        };
-        let fit =
-            crate::dispatch!(&*any, s => build(py, s, any.clone(), x, y, psi.get(), kind, &params, w0)?);
+        let w0 = w0.map(|a| a.as_array().to_vec());
+        let fit = crate::dispatch!(&*any, s => {
+            let setup = LearnerSetup { kind, params: &params, w0: w0.clone() };
+            build(py, s, any.clone(), (x, y), psi.get(), setup)?
+        });
         let n_jobs = fit.learner().n_jobs;
         let pool = Context::pool(n_jobs).map_err(|e| to_py(py, e))?;
         Ok(Trainer { fit, psi, search: spec, kind, pool, totals: Calls::default(), inferences: 0, time: 0.0 })
