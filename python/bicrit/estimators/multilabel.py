@@ -37,6 +37,9 @@ class MultiLabelSVM(StructuredSVM):
         statistics are learned in ``fit`` and saved with the model. Unscaled features make SGD
         and BCFW diverge (DESIGN §9); turn it off only for features already scaled.
     The other parameters are :class:`StructuredSVM`'s.
+
+    Attributes: those of :class:`StructuredSVM`, ``scale_mean_``/``scale_std_`` (the scaling
+    learned in ``fit``, None when off) and ``label_names_`` (from a dataset, else None).
     """
 
     def __init__(
@@ -95,6 +98,12 @@ class MultiLabelSVM(StructuredSVM):
         return X, Y
 
     def _prepare_fit(self, X: Any, Y: Any) -> tuple[Any, Any]:
+        from bicrit.datasets import MultiLabelDataset
+
+        if isinstance(X, MultiLabelDataset):
+            self.label_names_ = list(X.label_names)
+        elif not (self.warm_start and hasattr(self, "coef_")):
+            self.label_names_ = None
         X, Y = self._unpack(X, Y)
         if Y is None:
             raise InvalidInputError("Y is required (an (n, K) 0/1 array) unless X is a dataset")
@@ -173,7 +182,10 @@ class MultiLabelSVM(StructuredSVM):
         return metrics.multilabel_report(Y, self.predict(X))
 
     def _extra_config(self) -> dict[str, Any]:
-        return {"scaled": getattr(self, "scale_std_", None) is not None}
+        return {
+            "scaled": getattr(self, "scale_std_", None) is not None,
+            "label_names": getattr(self, "label_names_", None),
+        }
 
     def _export(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         config, arrays = super()._export()
@@ -186,3 +198,4 @@ class MultiLabelSVM(StructuredSVM):
     def _import_extra(self, config: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> None:
         self.scale_std_ = arrays.get("scale_std")
         self.scale_mean_ = arrays.get("scale_mean")
+        self.label_names_ = config.get("label_names")
