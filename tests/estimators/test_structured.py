@@ -297,3 +297,56 @@ def test_structure_object_and_plugin_names(iris_scaled):
     assert est.structure_ is not s  # the parameter is not mutated
     with pytest.raises(InvalidParameterError, match="structure_params"):
         StructuredSVM(structure=s, structure_params={"n_classes": 3}).fit(X, y)
+
+
+# ----------------------------------------------------------------------- scikit-learn's checks
+
+SKLEARN_CHECKS = [
+    "check_no_attributes_set_in_init",
+    "check_parameters_default_constructible",
+    "check_get_params_invariance",
+    "check_set_params",
+    "check_dont_overwrite_parameters",
+    "check_estimators_overwrite_params",
+    "check_fit_idempotent",
+    "check_estimators_unfitted",
+    "check_fit_check_is_fitted",
+    "check_n_features_in",
+    "check_estimators_nan_inf",
+    "check_estimators_dtypes",
+    "check_fit2d_1sample",
+    "check_fit2d_1feature",
+    "check_classifiers_one_label",
+    "check_fit_score_takes_y",
+    "check_estimators_pickle",
+    "check_estimator_sparse_array",
+    "check_estimator_sparse_matrix",
+    "check_complex_data",
+    "check_dict_unchanged",
+    "check_methods_subset_invariance",
+    "check_methods_sample_order_invariance",
+]
+
+
+@pytest.mark.parametrize("check", SKLEARN_CHECKS)
+def test_scikit_learn_estimator_checks_that_apply(check):
+    """The checks of ``check_estimator`` that apply to a multiclass StructuredSVM (the others
+    assume an intercept, probability outputs or 2-D targets for classifiers)."""
+    from sklearn.utils import estimator_checks
+
+    fn = getattr(estimator_checks, check, None)
+    if fn is None:
+        pytest.skip(f"{check} is not in this scikit-learn")
+    est = StructuredSVM(structure="multiclass", max_epochs=3, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FeatureScaleWarning)
+        fn("StructuredSVM", est)
+
+
+def test_fitted_estimator_pickles_for_joblib(iris_scaled):
+    import pickle
+
+    X, y = iris_scaled
+    est = StructuredSVM(structure="multiclass", max_epochs=3, random_state=0).fit(X, y)
+    back = pickle.loads(pickle.dumps(est))
+    assert np.array_equal(back.predict(X), est.predict(X))

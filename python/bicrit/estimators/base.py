@@ -181,6 +181,13 @@ def create_piece(kind: str, config: Mapping[str, Any]) -> Any:
 # ------------------------------------------------------------------ helpers
 
 
+class _PickledStructure:
+    """Stand-in for a fitted structure inside a pickle: its registry config."""
+
+    def __init__(self, config: dict[str, Any]) -> None:
+        self.config = config
+
+
 def _fingerprint(obj: Any, h: Any = None) -> str:
     """A digest of training data (arrays, strings, nested tuples/lists) for warm starts."""
     top = h is None
@@ -389,12 +396,10 @@ class StructuredSVM(BaseEstimator):
         if name == "multilabel":
             return metrics.subset_accuracy(Y, P)
         if name == "chain":
-            from bicrit.structures.chain import split_labels
-
-            Xn = getattr(self, "_last_X", None)
-            gold = Y if Xn is None else split_labels(Y, Xn[1])
-            g = np.concatenate([np.asarray(y).ravel() for y in gold])
+            g = np.concatenate([np.asarray(y).ravel() for y in Y])
             p = np.concatenate([np.asarray(y).ravel() for y in P])
+            if g.shape != p.shape:
+                raise InvalidInputError(f"Y has {g.size} tokens but X has {p.size}")
             return float(np.mean(g == p))
         if name == "dependency":
             s = self.structure_
@@ -538,6 +543,8 @@ class StructuredSVM(BaseEstimator):
 
         self._check_params()
         self._validate_inputs(X, None)
+        if np.iscomplexobj(X) if isinstance(X, np.ndarray) else False:
+            raise InvalidInputError("Complex data not supported: X must hold real features")
         X, Y = self._prepare_fit(X, Y)
         self._validate_inputs(X, Y)
         if isinstance(X, np.ndarray):
@@ -658,7 +665,6 @@ class StructuredSVM(BaseEstimator):
         if _n_rows(Xp) == 0:
             raise InvalidInputError("X is empty: nothing to predict")
         Xn = self.structure_._x_many(Xp)
-        self._last_X = Xn
         native = getattr(self.structure_, "_native", None)
         if native is not None:  # inputs are normalised already
             P = native.batch_predict(w, Xn, self.n_jobs)
@@ -704,8 +710,15 @@ class StructuredSVM(BaseEstimator):
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state.pop("_trainer", None)
-        state.pop("_last_X", None)
+        if "structure_" in state:  # native structures do not pickle: keep their config
+            state["structure_"] = _PickledStructure(structure_config(state["structure_"]))
         return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        s = state.get("structure_")
+        if isinstance(s, _PickledStructure):
+            state["structure_"] = create_piece("structure", s.config)
+        self.__dict__.update(state)
 
     def save(self, path: Any) -> Any:
         """Writes the fitted model in bicrit's pickle-free format (``docs/model-format.md``)."""

@@ -202,17 +202,15 @@ class SequenceSVM(StructuredSVM):
         names = np.asarray(self.tags_, dtype=object)
         return [names[np.asarray(p, dtype=np.int64)].tolist() for p in P]
 
-    def _gold(self, X: Any, Y: Any, n_pred: int) -> list[Any]:
+    def _gold(self, X: Any, Y: Any, lengths: list[int]) -> list[Any]:
         X, Y = self._unpack(X, Y)
         if Y is None:
             raise InvalidInputError("Y is required unless X is a dataset")
         gold = list(Y)
-        if len(gold) == 1 + n_pred or (gold and np.ndim(gold[0]) == 0):
-            from bicrit.structures.chain import split_labels
-
-            gold = split_labels(np.asarray(gold), self._last_X[1])
-        if len(gold) != n_pred:
-            raise InvalidInputError(f"X has {n_pred} sequences but Y has {len(gold)}")
+        if gold and np.ndim(gold[0]) == 0:  # one flat array over all tokens
+            gold = np.split(np.asarray(gold), np.cumsum(lengths)[:-1])
+        if len(gold) != len(lengths):
+            raise InvalidInputError(f"X has {len(lengths)} sequences but Y has {len(gold)}")
         return gold
 
     def score(self, X: Any, Y: Any = None) -> float:
@@ -220,7 +218,7 @@ class SequenceSVM(StructuredSVM):
         from bicrit import metrics
 
         P = self.predict(X)
-        gold = self._gold(X, Y, len(P))
+        gold = self._gold(X, Y, [len(p) for p in P])
         if getattr(self, "iob_", False):
             gold = [list(map(str, g)) for g in gold]
             return float(metrics.entity_scores(gold, P)["micro"]["f1"])
@@ -235,7 +233,7 @@ class SequenceSVM(StructuredSVM):
         from bicrit import metrics
 
         P = self.predict(X)
-        gold = self._gold(X, Y, len(P))
+        gold = self._gold(X, Y, [len(p) for p in P])
         if getattr(self, "iob_", False):
             return metrics.sequence_report([list(map(str, g)) for g in gold], P)
         return {"token_accuracy": self.score(X, Y)}
