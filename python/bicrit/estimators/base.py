@@ -416,6 +416,9 @@ class StructuredSVM(BaseEstimator):
     # ---------------------------------------------------------------- internals
 
     def _structure_name(self) -> str:
+        fitted = self.__dict__.get("structure_")
+        if fitted is not None and isinstance(getattr(fitted, "name", None), str):
+            return fitted.name
         spec, _ = self._structure_spec()
         if isinstance(spec, str):
             return spec
