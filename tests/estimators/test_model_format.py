@@ -199,3 +199,11 @@ def test_register_estimator_interface(tmp_path, iris_scaled):
             register_estimator("tests.Bad", object)
     finally:
         ESTIMATOR_CLASSES.pop("tests.Custom", None)
+
+
+def test_sequence_segment_loss_round_trip(conll_slice, tmp_path):
+    tr, te = conll_slice
+    est = SequenceSVM(featurizer=datasets.SequenceFeaturizer(2**12), loss="segment")
+    est.set_params(max_epochs=1, random_state=0).fit(tr.tokens[:20], tr.tags[:20])
+    loaded = _round_trip(est, te.tokens[:10], tmp_path)
+    assert loaded.structure_.loss_name == "segment"

@@ -350,3 +350,10 @@ def test_fitted_estimator_pickles_for_joblib(iris_scaled):
     est = StructuredSVM(structure="multiclass", max_epochs=3, random_state=0).fit(X, y)
     back = pickle.loads(pickle.dumps(est))
     assert np.array_equal(back.predict(X), est.predict(X))
+
+
+def test_progress_bar_is_quiet_when_not_a_terminal(iris_scaled, capsys):
+    X, y = iris_scaled
+    StructuredSVM(structure="multiclass", max_epochs=3, verbose=1, random_state=0).fit(X, y)
+    captured = capsys.readouterr()
+    assert captured.err == "" and captured.out == ""
