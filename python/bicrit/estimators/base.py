@@ -9,24 +9,24 @@ It minimises, with scikit-learn's C (C multiplies the loss)::
 ``C = 1/(n·C_t)``; the hierarchical chapter minimises λΣ‖W_n‖² + Σℓ_i, so ``C = 1/(2λ)``.
 Larger C fits the training data harder, as in ``LinearSVC``.
 
-**search="auto"** picks, from the surrogate and the structure's oracle capabilities:
+**search="auto"** picks the warm-started convex hull search (``convex-hull``) for every
+surrogate, structure and learner it can pair with — the one search that needs nothing beyond the
+λ-oracle and works for every quasi-concave increasing ψ:
 
-================================ ================================= ==============================
-surrogate                        structure oracle                  search
-================================ ================================= ==============================
-margin                           any                               ``convex-hull`` (one λ = 1
-                                                                   query after warm start: exact)
-any other                        relaxed answers (multilabel LP)   ``convex-hull`` (exact over
-                                                                   the hull, fractional answers)
-any other                        integral (all others)             ``convex-hull`` (exact over
-                                                                   the hull, fractional answers)
-================================ ================================= ==============================
+=========================== =================== =============================================
+surrogate                   structure oracle    ``auto`` gives
+=========================== =================== =============================================
+margin                      any                 ``convex-hull``: one λ = 1 query (exact)
+slack, β, generalized,      integral (ban,      ``convex-hull``: exact over the convex hull of
+ProbLoss, log, Micro-F1     k-best)             the labels, fractional answers on hull edges
+same                        relaxed (LP)        ``convex-hull`` (ban lists are unavailable)
+=========================== =================== =============================================
 
-i.e. always the warm-started convex hull search: it works for every quasi-concave increasing ψ
-with every learner, needs only the λ-oracle and costs the fewest oracle calls; its loss is the
-maximum of ψ over the convex hull of the labels — an upper bound of the integral loss. Pass
-``search="convex-hull-ban"`` (or ``-kbest``) for the exact integral loss where the structure
-has a ban list (k-best) oracle, or ``"angular"`` for slack rescaling with a cone oracle.
+The hull loss is an upper bound of the integral loss. Measured on standardized ``emotions``
+(SGD, 20 epochs): slack rescaling costs 1.42 oracle calls per inference with ``convex-hull`` and
+2.17 with ``convex-hull-ban`` (exact integral answers), for the same test Hamming loss (.210 vs
+.205). Pass ``search="convex-hull-ban"`` (or ``-kbest``) for the exact integral loss, or
+``"angular"`` for slack rescaling on a structure with a cone oracle.
 
 **Stopping (tol).** After each epoch the fit stops when the learner certifies convergence
 (``bcfw``: duality gap ≤ tol·|P|; cutting plane: its eps test) or, for every learner, when the
@@ -562,11 +562,18 @@ class StructuredSVM(BaseEstimator):
         surrogate = self._surrogate_obj()
         search = self._search_spec(surrogate, structure)
         params = self._learner_params()
-        key = _fingerprint(
-            (Xn, Yn, repr(search), repr(surrogate), self.learner, sorted(params.items()))
+        stable = dict(params)
+        if self.random_state is None:  # a fresh seed per fit must not prevent continuing
+            stable.pop("random_state")
+        key = (
+            _fingerprint(
+                (Xn, Yn, repr(search), repr(surrogate), self.learner, sorted(stable.items()))
+            )
+            if self.warm_start
+            else None
         )
         trainer = getattr(self, "_trainer", None) if continuing else None
-        if trainer is not None and getattr(self, "_trainer_key", None) != key:
+        if trainer is not None and (key is None or getattr(self, "_trainer_key", None) != key):
             trainer = None
         rows: list[dict[str, Any]] = list(self._history_rows) if continuing else []
         if trainer is None:
