@@ -175,3 +175,24 @@ def test_dependency_svm_bad_input():
 def test_top_level_exports():
     for name in ("StructuredSVM", "MultiLabelSVM", "SequenceSVM", "DependencySVM", "load"):
         assert getattr(bicrit, name) is getattr(bicrit.estimators, name)
+
+
+def test_structured_svm_generic_chain_and_dependency_headlines(conll_slice, ud_slice):
+    from bicrit.estimators import StructuredSVM
+
+    tr, _ = conll_slice
+    hs = datasets.SequenceFeaturizer(n_features=2**12).transform(tr.tokens[:40])
+    names = tr.tag_names
+    Y = [np.array([names.index(t) for t in s]) for s in tr.tags[:40]]
+    est = StructuredSVM(structure="chain", max_epochs=2, random_state=0).fit((hs.X, hs.offsets), Y)
+    P = est.predict((hs.X, hs.offsets))
+    acc = float(np.mean(np.concatenate(Y) == np.concatenate(P)))
+    assert est.score((hs.X, hs.offsets), Y) == pytest.approx(acc)
+
+    train, _ = ud_slice
+    gold = [(np.asarray(s["heads"]), list(s["deprels"])) for s in train[:20]]
+    dep = StructuredSVM(structure="dependency", structure_params={"n_features": 2**12})
+    dep.set_params(max_epochs=1, random_state=0).fit(train[:20], gold)
+    heads = [h for h, _ in dep.predict(train[:20])]
+    uas = float(np.mean(np.concatenate([g[0] for g in gold]) == np.concatenate(heads)))
+    assert dep.score(train[:20], gold) == pytest.approx(uas)
