@@ -357,3 +357,12 @@ def test_progress_bar_is_quiet_when_not_a_terminal(iris_scaled, capsys):
     StructuredSVM(structure="multiclass", max_epochs=3, verbose=1, random_state=0).fit(X, y)
     captured = capsys.readouterr()
     assert captured.err == "" and captured.out == ""
+
+
+def test_a_failed_fresh_fit_leaves_the_estimator_unfitted(iris_scaled):
+    X, y = iris_scaled
+    est = StructuredSVM(structure="multiclass", max_epochs=2, random_state=0).fit(X, y)
+    with pytest.raises(IncompatibleError):
+        est.set_params(surrogate="probloss", learner="bcfw").fit(X, y)
+    with pytest.raises(NotFittedError):
+        est.predict(X)

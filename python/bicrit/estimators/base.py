@@ -37,7 +37,7 @@ epoch's objective changed by at most ``tol·|P|`` from the previous epoch's. ``t
 previous one; the estimator then keeps every finished epoch: it warns
 (:class:`bicrit.estimators.FitInterruptedWarning`), sets ``interrupted_ = True`` and returns a
 usable model. Only when no epoch finished (nothing learned) is the KeyboardInterrupt re-raised,
-leaving the estimator as it was before ``fit``.
+and a fresh fit leaves the estimator unfitted (a warm-started one keeps its previous model).
 
 **Feature scale.** SGD and BCFW steps are proportional to the features: unscaled dense features
 (e.g. ``emotions``, whose columns range over several orders of magnitude) make training
@@ -254,6 +254,8 @@ def _new_trainer(
         as_native(structure), Xn, Yn, _surrogate(surrogate), _search(search), learner, params, w0
     )
 
+
+_PRIVATE_STATE = ("_w", "_trainer", "_trainer_key", "_history_rows", "_fit_tags", "_fit_scheme")
 
 _COMMON = (
     "surrogate",
@@ -541,6 +543,23 @@ class StructuredSVM(BaseEstimator):
         ``callback(stats)`` is called after every epoch with that epoch's statistics (a dict);
         raising ``KeyboardInterrupt`` from it stops the fit like Ctrl-C.
         """
+        continuing = bool(self.warm_start) and hasattr(self, "coef_")
+        try:
+            return self._fit(X, Y, callback, continuing)
+        except BaseException:
+            if not continuing:  # a failed fresh fit leaves no half-fitted state behind
+                self._forget()
+            raise
+
+    def _forget(self) -> None:
+        """Removes every fitted attribute (the estimator is then unfitted)."""
+        for name in list(vars(self)):
+            if (name.endswith("_") and not name.startswith("__")) or name in _PRIVATE_STATE:
+                delattr(self, name)
+
+    def _fit(
+        self, X: Any, Y: Any, callback: Callable[[dict[str, Any]], Any] | None, continuing: bool
+    ) -> StructuredSVM:
         import polars as pl
         from tqdm.auto import tqdm
 
@@ -552,7 +571,6 @@ class StructuredSVM(BaseEstimator):
         self._validate_inputs(X, Y)
         if isinstance(X, np.ndarray):
             _check_scale(X)
-        continuing = bool(self.warm_start) and hasattr(self, "coef_")
         if continuing:
             structure = self.structure_
         else:
