@@ -692,12 +692,12 @@ class StructuredSVM(BaseEstimator):
         Xp = self._prepare_inputs(X)
         if _n_rows(Xp) == 0:
             raise InvalidInputError("X is empty: nothing to predict")
-        Xn = self.structure_._x_many(Xp)
         native = getattr(self.structure_, "_native", None)
-        if native is not None:  # inputs are normalised already
-            P = native.batch_predict(w, Xn, self.n_jobs)
-        else:
-            P = self.structure_.batch_predict(w, Xn, self.n_jobs)
+        if native is not None and hasattr(self.structure_, "_x_many"):
+            # a native structure: normalise once, then predict natively (GIL released)
+            P = native.batch_predict(w, self.structure_._x_many(Xp), self.n_jobs)
+        else:  # a structure written in Python (plugin): its own batch_predict
+            P = self.structure_.batch_predict(w, Xp, n_jobs=self.n_jobs)
         return self._decode(P)
 
     def decision_function(self, X: Any) -> np.ndarray:
