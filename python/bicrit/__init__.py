@@ -2,8 +2,9 @@
 
 The public API is listed in ``__all__``; everything else is private. Families mirror the design
 and the Rust crates: surrogates, searches, structures, learners, hierarchy. The data loaders
-(``bicrit.datasets``), metrics (``bicrit.metrics``) and the hierarchy graph (``bicrit.hierarchy``)
-are imported on first use.
+(``bicrit.datasets``), metrics (``bicrit.metrics``), the hierarchy graph (``bicrit.hierarchy``) and
+the estimators (``bicrit.StructuredSVM``, ``MultiLabelSVM``, ``SequenceSVM``, ``DependencySVM``,
+``bicrit.load``; :mod:`bicrit.estimators`) are imported on first use.
 """
 
 from __future__ import annotations
@@ -19,18 +20,25 @@ from bicrit.surrogates import Surrogate, surrogate
 
 __version__: str = _native.__version__
 
-_LAZY = ("datasets", "hierarchy", "metrics")
+_LAZY = ("datasets", "estimators", "hierarchy", "metrics")
+_ESTIMATORS = ("StructuredSVM", "MultiLabelSVM", "SequenceSVM", "DependencySVM", "load")
 
 __all__ = [
     "BicritError",
     "Cone",
+    "DependencySVM",
+    "MultiLabelSVM",
     "PointSetOracle",
     "SearchResult",
+    "SequenceSVM",
+    "StructuredSVM",
     "Surrogate",
     "__version__",
     "datasets",
     "errors",
+    "estimators",
     "hierarchy",
+    "load",
     "metrics",
     "registry",
     "search",
@@ -42,4 +50,6 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return importlib.import_module(f"bicrit.{name}")
+    if name in _ESTIMATORS:
+        return getattr(importlib.import_module("bicrit.estimators"), name)
     raise AttributeError(f"module 'bicrit' has no attribute {name!r}")

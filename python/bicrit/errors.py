@@ -15,6 +15,7 @@ __all__ = [
     "IncompatibleError",
     "InvalidInputError",
     "InvalidParameterError",
+    "ModelFormatError",
     "NativePanic",
     "PluginError",
     "RegistryError",
@@ -42,6 +43,11 @@ class IncompatibleError(BicritError, ValueError):
 
 class UnsupportedQueryError(BicritError, ValueError):
     """An oracle was asked for a capability it does not declare (ban list, k-best, cone)."""
+
+
+class ModelFormatError(BicritError, ValueError):
+    """A saved model cannot be read: corrupted or truncated file, checksum mismatch, missing entry,
+    a format version newer than this bicrit reads, or a plugin it needs is not installed."""
 
 
 class SolverError(BicritError, RuntimeError):

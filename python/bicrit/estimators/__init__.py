@@ -1,0 +1,58 @@
+"""Estimators: structured SVMs with the scikit-learn contract (issue 5, items 2–3).
+
+==================== ============ ================================== ==========================
+estimator            structure    inputs                             ``score``
+==================== ============ ================================== ==========================
+``StructuredSVM``    any (name or any the structure takes            the structure's headline
+                     object)                                         metric (see the class)
+``MultiLabelSVM``    multilabel   dense/CSR X, (n, K) 0/1 Y, or a    subset accuracy
+                                  ``MultiLabelDataset``
+``SequenceSVM``      chain        token lists, ``SequenceDataset``,  entity micro-F1 (IOB
+                                  ``HashedSequences``, (M, offsets)  tags), else token accuracy
+``DependencySVM``    dependency   ``TreebankDataset``, sentences     UAS
+==================== ============ ================================== ==========================
+
+Every estimator saves to and loads from bicrit's pickle-free model file
+(:mod:`bicrit.estimators.model_format`, ``docs/model-format.md``): ``est.save(path)``,
+``bicrit.load(path)``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from bicrit.estimators.base import FeatureScaleWarning, FitInterruptedWarning, StructuredSVM
+from bicrit.estimators.dependency import DependencySVM
+from bicrit.estimators.model_format import (
+    ESTIMATOR_CLASSES,
+    load_model,
+    register_estimator,
+    save_model,
+)
+from bicrit.estimators.multilabel import MultiLabelSVM
+from bicrit.estimators.sequence import SequenceSVM
+
+__all__ = [
+    "ESTIMATOR_CLASSES",
+    "DependencySVM",
+    "FeatureScaleWarning",
+    "FitInterruptedWarning",
+    "MultiLabelSVM",
+    "SequenceSVM",
+    "StructuredSVM",
+    "load",
+    "load_model",
+    "register_estimator",
+    "save_model",
+]
+
+register_estimator("StructuredSVM", StructuredSVM)
+register_estimator("MultiLabelSVM", MultiLabelSVM)
+register_estimator("SequenceSVM", SequenceSVM)
+register_estimator("DependencySVM", DependencySVM)
+
+
+def load(path: str | Path) -> Any:
+    """Loads any estimator saved with ``save`` (``bicrit.load``)."""
+    return load_model(path)

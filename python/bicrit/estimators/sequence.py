@@ -1,0 +1,283 @@
+"""``SequenceSVM``: sequence labelling and NER with a first-order chain (structure ``chain``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from bicrit.errors import InvalidInputError, InvalidParameterError
+from bicrit.estimators.base import StructuredSVM
+
+__all__ = ["SequenceSVM"]
+
+DEFAULT_FEATURES = 2**18
+
+
+def _is_token_lists(X: Any) -> bool:
+    if not isinstance(X, list | tuple) or not X:
+        return False
+    first = X[0]
+    return isinstance(first, list | tuple) and (not first or isinstance(first[0], str))
+
+
+def _is_iob(tags: list[str]) -> bool:
+    return bool(tags) and all(t == "O" or t[:2] in ("B-", "I-") for t in tags)
+
+
+def _order_tags(tags: set[str]) -> list[str]:
+    """``O`` first, then by entity type, ``B-`` before ``I-`` (as ``SequenceDataset``)."""
+    return sorted(tags, key=lambda t: (t != "O", t[2:], t[:2]))
+
+
+class SequenceSVM(StructuredSVM):
+    """Sequence labelling (NER, chunking, POS) with a first-order linear chain
+    (:class:`bicrit.structures.Chain`), trained with any surrogate.
+
+    Inputs ``X``: a :class:`bicrit.datasets.SequenceDataset` (``Y`` then defaults to its tags),
+    raw token sequences (a list of lists of str), both featurized by ``featurizer`` (default
+    :class:`bicrit.datasets.SequenceFeaturizer` with ``2**18`` hashed features); or already
+    featurized tokens: a :class:`bicrit.datasets.HashedSequences`, a ``(token_matrix,
+    offsets)`` pair or a list of per-sequence ``(T × d)`` matrices (dense or CSR). ``Y``: tag
+    strings per sequence (mapped to ids, ``tags_``, and back in :meth:`predict`) or int state ids.
+
+    **score** is the *entity micro-F1* (CoNLL chunk semantics, pooled over types) when the tags
+    are IOB tags (``O``, ``B-X``, ``I-X``), the *token accuracy* otherwise; :meth:`report` gives
+    token accuracy, micro/macro entity scores and the per-sentence F1 (the thesis's NER
+    "Micro-F1").
+
+    Parameters
+    ----------
+    featurizer : SequenceFeaturizer or None
+        Applied to token inputs; None: ``SequenceFeaturizer()``.
+    loss : {"hamming", "segment"}, default "hamming"
+        The chain's task loss: wrong tokens, or chunk-level FP + FN (IOB string tags only).
+    The other parameters are :class:`StructuredSVM`'s. Hashed binary features need no scaling.
+    """
+
+    def __init__(
+        self,
+        featurizer: Any = None,
+        loss: str = "hamming",
+        surrogate: Any = "margin",
+        search: Any = "auto",
+        learner: str = "sgd",
+        C: float = 1.0,
+        max_epochs: int = 50,
+        tol: float | None = 1e-3,
+        n_jobs: int | None = None,
+        random_state: int | None = None,
+        warm_start: bool = False,
+        verbose: int = 0,
+        surrogate_params: Mapping[str, Any] | None = None,
+        search_params: Mapping[str, Any] | None = None,
+        learner_params: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.featurizer = featurizer
+        self.loss = loss
+        self.surrogate = surrogate
+        self.search = search
+        self.learner = learner
+        self.C = C
+        self.max_epochs = max_epochs
+        self.tol = tol
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.warm_start = warm_start
+        self.verbose = verbose
+        self.surrogate_params = surrogate_params
+        self.search_params = search_params
+        self.learner_params = learner_params
+
+    def _check_params(self) -> None:
+        super()._check_params()
+        if self.loss not in ("hamming", "segment"):
+            raise InvalidParameterError(f"loss must be 'hamming' or 'segment', got {self.loss!r}")
+
+    def _structure_spec(self) -> tuple[Any, dict[str, Any]]:
+        params: dict[str, Any] = {"loss": self.loss}
+        tags = getattr(self, "_fit_tags", None)
+        if tags is not None:
+            params["tag_names"] = tags
+            params["scheme"] = self._fit_scheme
+        elif self.loss == "segment":
+            raise InvalidParameterError("loss='segment' needs string IOB tags in Y")
+        return "chain", params
+
+    def _featurizer(self) -> Any:
+        from bicrit.datasets import SequenceFeaturizer
+
+        return SequenceFeaturizer(DEFAULT_FEATURES) if self.featurizer is None else self.featurizer
+
+    def _features(self, X: Any) -> Any:
+        """Token inputs featurized; featurized inputs as the chain takes them."""
+        from bicrit.datasets import HashedSequences, SequenceDataset
+
+        if isinstance(X, SequenceDataset) or _is_token_lists(X):
+            if isinstance(X, SequenceDataset) and len(X) == 0:
+                raise InvalidInputError("X holds no sentences")
+            hs = self._featurizer().transform(X)
+            return (hs.X, hs.offsets)
+        if isinstance(X, HashedSequences):
+            return (X.X, X.offsets)
+        if isinstance(X, list | tuple) and len(X) == 0:
+            raise InvalidInputError("X holds no sequences")
+        return X
+
+    @staticmethod
+    def _unpack(X: Any, Y: Any) -> tuple[Any, Any]:
+        from bicrit.datasets import SequenceDataset
+
+        if isinstance(X, SequenceDataset) and Y is None:
+            return X, X.tags
+        return X, Y
+
+    def _prepare_fit(self, X: Any, Y: Any) -> tuple[Any, Any]:
+        from bicrit.datasets import SequenceDataset, detect_tag_scheme
+
+        X, Y = self._unpack(X, Y)
+        if Y is None:
+            raise InvalidInputError("Y is required (tags per sequence) unless X is a dataset")
+        Y = list(Y) if not isinstance(Y, np.ndarray) else Y
+        continuing = bool(self.warm_start) and hasattr(self, "coef_")
+        strings = len(Y) > 0 and not isinstance(Y, np.ndarray) and self._string_tags(Y)
+        if strings:
+            if continuing and self.tags_ is not None:
+                tags = list(self.tags_)
+            else:
+                tags = _order_tags({t for seq in Y for t in seq})
+            self.tags_ = tags
+            self.iob_ = _is_iob(tags)
+            if self.iob_:
+                if isinstance(X, SequenceDataset):
+                    scheme = X.tag_scheme.lower()
+                else:
+                    scheme = detect_tag_scheme(Y).lower()
+            else:
+                scheme = "iob2"
+            self._fit_tags, self._fit_scheme = tags, scheme
+            Y = self._encode(Y)
+        else:
+            self.tags_ = None
+            self.iob_ = False
+            self._fit_tags = None
+        if not continuing:
+            self.featurizer_ = self._featurizer()
+        return self._features(X), Y
+
+    @staticmethod
+    def _string_tags(Y: Any) -> bool:
+        for seq in Y:
+            if isinstance(seq, str):
+                raise InvalidInputError("Y must hold one tag sequence per sentence, got a str")
+            if len(seq):
+                return isinstance(seq[0], str)
+        return False
+
+    def _encode(self, Y: Any) -> list[np.ndarray]:
+        index = {t: i for i, t in enumerate(self.tags_ or [])}
+        out = []
+        for i, seq in enumerate(Y):
+            try:
+                out.append(np.fromiter((index[t] for t in seq), dtype=np.int64, count=len(seq)))
+            except KeyError as exc:
+                raise InvalidInputError(
+                    f"Y[{i}] has the tag {exc.args[0]!r}, unseen in training "
+                    f"(known tags: {', '.join(self.tags_ or [])})"
+                ) from None
+        return out
+
+    def _prepare_inputs(self, X: Any) -> Any:
+        from bicrit.datasets import SequenceDataset
+
+        if isinstance(X, SequenceDataset) or _is_token_lists(X):
+            hs = self.featurizer_.transform(X)
+            return (hs.X, hs.offsets)
+        return self._features(X)
+
+    def _decode(self, P: Any) -> Any:
+        if getattr(self, "tags_", None) is None:
+            return [np.asarray(p) for p in P]
+        names = np.asarray(self.tags_, dtype=object)
+        return [names[np.asarray(p, dtype=np.int64)].tolist() for p in P]
+
+    def _gold(self, X: Any, Y: Any, lengths: list[int]) -> list[Any]:
+        X, Y = self._unpack(X, Y)
+        if Y is None:
+            raise InvalidInputError("Y is required unless X is a dataset")
+        gold = list(Y)
+        if gold and np.ndim(gold[0]) == 0:  # one flat array over all tokens
+            gold = np.split(np.asarray(gold), np.cumsum(lengths)[:-1])
+        if len(gold) != len(lengths):
+            raise InvalidInputError(f"X has {len(lengths)} sequences but Y has {len(gold)}")
+        return gold
+
+    def score(self, X: Any, Y: Any = None) -> float:
+        """Entity micro-F1 for IOB tags, else token accuracy (class docstring)."""
+        from bicrit import metrics
+
+        P = self.predict(X)
+        gold = self._gold(X, Y, [len(p) for p in P])
+        if getattr(self, "iob_", False):
+            gold = [list(map(str, g)) for g in gold]
+            return float(metrics.entity_scores(gold, P)["micro"]["f1"])
+        g = np.concatenate([np.asarray(y).ravel() for y in gold]).astype(str)
+        p = np.concatenate([np.asarray(y).ravel() for y in P]).astype(str)
+        if g.shape != p.shape:
+            raise InvalidInputError(f"Y has {g.size} tokens but X has {p.size}")
+        return float(np.mean(g == p))
+
+    def report(self, X: Any, Y: Any = None) -> dict[str, Any]:
+        """:func:`bicrit.metrics.sequence_report` (IOB tags) or the token accuracy."""
+        from bicrit import metrics
+
+        P = self.predict(X)
+        gold = self._gold(X, Y, [len(p) for p in P])
+        if getattr(self, "iob_", False):
+            return metrics.sequence_report([list(map(str, g)) for g in gold], P)
+        return {"token_accuracy": self.score(X, Y)}
+
+    # -- model file ----------------------------------------------------------------------------
+
+    def _params_config(self) -> dict[str, Any]:
+        from bicrit.estimators.base import ctor_params
+
+        out = super()._params_config()
+        f = self.featurizer
+        if f is not None:
+            params = ctor_params(f)
+            params["columns"] = list(params.get("columns", ()))
+            out["featurizer"] = {"featurizer": "SequenceFeaturizer", "params": params}
+        return out
+
+    def _extra_config(self) -> dict[str, Any]:
+        from bicrit.estimators.base import ctor_params
+
+        fp = ctor_params(self.featurizer_)
+        fp["columns"] = list(fp.get("columns", ()))
+        return {
+            "tags": self.tags_,
+            "iob": bool(self.iob_),
+            "featurizer_": fp,
+        }
+
+    @classmethod
+    def _import(cls, config: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> Any:
+        from bicrit.datasets import SequenceFeaturizer
+
+        config = dict(config)
+        params = dict(config["params"])
+        f = params.get("featurizer")
+        if isinstance(f, Mapping):
+            params["featurizer"] = SequenceFeaturizer(**dict(f["params"]))
+        config["params"] = params
+        return super()._import(config, arrays)
+
+    def _import_extra(self, config: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> None:
+        from bicrit.datasets import SequenceFeaturizer
+
+        self.tags_ = config.get("tags")
+        self.iob_ = bool(config.get("iob"))
+        self.featurizer_ = SequenceFeaturizer(**dict(config["featurizer_"]))
+        self._fit_tags = self.tags_
