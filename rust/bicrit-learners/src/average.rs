@@ -5,8 +5,11 @@
 //! S_t = Σ_{τ ≤ t} ρ_τ·w_τ is kept as S = u + r·v for a dense u and a scalar r:
 //! * a sparse change v ← v + δ keeps S if u ← u − r·δ (O(nnz δ));
 //! * the end of step t adds ρ_t·s_t·v: r ← r + ρ_t·s_t (O(1));
-//! * a renormalisation v ← s·v, s ← 1 keeps S if r ← r/s;
-//! * resetting v to zero keeps S if first u ← u + r·v, r ← 0 (O(D), rare).
+//! * a renormalisation v ← s·v, s ← 1 (O(D) anyway) first folds r·v into u: u ← u + r·v, r ← 0.
+//!   (Keeping S by r ← r/s instead is exact in theory but lets r grow by 1/s at every
+//!   renormalisation, and u ≈ S − r·v then cancels catastrophically once the Pegasos projection
+//!   makes renormalisations frequent.)
+//! * resetting v to zero keeps S the same way: u ← u + r·v, r ← 0 (O(D), rare).
 
 use bicrit_core::SparseVec;
 
@@ -42,12 +45,7 @@ impl LazyAverage {
         self.total += rho;
     }
 
-    /// Records v ← s·v (then s = 1).
-    pub fn on_rescale(&mut self, s: f64) {
-        self.r /= s;
-    }
-
-    /// Records v ← 0 (the current v is folded into u first).
+    /// Folds the current r·v into u (r ← 0): call before v is rescaled (v ← s·v) or reset to 0.
     pub fn on_reset(&mut self, v: &[f64]) {
         if self.r != 0.0 {
             for (u, &x) in self.u.iter_mut().zip(v) {
@@ -96,7 +94,7 @@ mod tests {
                 v[i] += scale * x;
             }
             if t == 10 {
-                avg.on_rescale(s);
+                avg.on_reset(&v);
                 v.iter_mut().for_each(|x| *x *= s);
                 s = 1.0;
             }

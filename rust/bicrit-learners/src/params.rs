@@ -117,6 +117,13 @@ pub fn docs(kind: Kind) -> Vec<ParamDoc> {
                  their steps are applied in order (staleness ≤ block_size − 1 steps)",
             ),
             p("shuffle", Value::Bool(true), "visit the instances in a new seeded order every epoch"),
+            p(
+                "project",
+                Value::Bool(true),
+                "project w onto the ball ‖w‖² ≤ 2C·Σ_i ℓ_i(0) that holds the optimum (Pegasos's projection; \
+                 one inference pass at w = 0 before the first epoch) — keeps the large early steps of \
+                 losses scaled by the task loss (slack rescaling) from blowing w up",
+            ),
         ]),
         Kind::Bcfw => v.extend([
             p(
@@ -351,6 +358,8 @@ pub struct SgdParams {
     pub block_size: usize,
     /// New order every epoch.
     pub shuffle: bool,
+    /// Projection onto the ball holding the optimum.
+    pub project: bool,
 }
 
 impl SgdParams {
@@ -381,6 +390,7 @@ impl SgdParams {
             batch_size: r.int("batch_size", |x| x >= 1, "an int ≥ 1")? as usize,
             block_size: r.int("block_size", |x| x >= 1, "an int ≥ 1")? as usize,
             shuffle: r.boolean("shuffle")?,
+            project: r.boolean("project")?,
         })
     }
 
@@ -411,6 +421,7 @@ impl SgdParams {
             ("batch_size", Value::Int(self.batch_size as i64)),
             ("block_size", Value::Int(self.block_size as i64)),
             ("shuffle", Value::Bool(self.shuffle)),
+            ("project", Value::Bool(self.project)),
         ]);
         v
     }

@@ -15,6 +15,11 @@
 //!   inferences run in parallel against the weights at its start, then its steps (of `batch_size`
 //!   instances each, never spanning two blocks) are applied in the block's order. The model
 //!   therefore depends on the seed, `block_size` and `batch_size`, never on the number of threads.
+//! * **Projection** (Pegasos, Shalev-Shwartz et al. 2011, §2): ½‖w*‖² ≤ P(w*) ≤ P(0) = C·Σ_i ℓ_i(0),
+//!   so after each step w is scaled back into the ball ‖w‖ ≤ R = √(2C·Σ_i ℓ_i(0)) (ℓ_i(0) from one
+//!   inference pass at w = 0 before the first epoch). ‖v‖² is tracked exactly through the sparse
+//!   updates, so the projection is O(nnz) too. Without it the first steps (η_1 = n·C/(1 + t0))
+//!   of a loss scaled by the task loss, such as slack rescaling, throw w far outside that ball.
 //! * **Warm starts.** Each instance's search starts from its previous epoch's outcome.
 
 use std::time::Instant;
@@ -26,7 +31,7 @@ use bicrit_structures::Structure;
 use crate::average::LazyAverage;
 use crate::params::{Averaging, Schedule, SgdParams};
 use crate::rng::Rng;
-use crate::scratch::{axpy, dense_norm_sq};
+use crate::scratch::{axpy, dense_norm_sq, dot};
 use crate::{
     keep_warm, objective, task_loss, Context, EpochStats, Journal, Learner, ObjectiveKind, PassCounts,
     Problem,
@@ -43,6 +48,10 @@ pub struct Sgd<L> {
     lambda: f64,
     v: Vec<f64>,
     s: f64,
+    /// ‖v‖², tracked through the updates (recomputed on renormalisation).
+    v_norm_sq: f64,
+    /// Radius² of the projection ball (None until the pass at w = 0; infinite without projection).
+    radius_sq: Option<f64>,
     avg: LazyAverage,
     t: u64,
     epochs: usize,
@@ -75,9 +84,12 @@ impl<L: Clone + PartialEq + Send + Sync> Sgd<L> {
             )));
         }
         let rng = Rng::new(params.common.random_state);
+        let v = w0.unwrap_or_else(|| vec![0.0; dim]);
         Ok(Sgd {
             lambda,
-            v: w0.unwrap_or_else(|| vec![0.0; dim]),
+            v_norm_sq: dense_norm_sq(&v),
+            radius_sq: if params.project { None } else { Some(f64::INFINITY) },
+            v,
             s: 1.0,
             avg: LazyAverage::new(if params.average == Averaging::None { 0 } else { dim }),
             t: 0,
@@ -100,11 +112,12 @@ impl<L: Clone + PartialEq + Send + Sync> Sgd<L> {
     fn renormalise(&mut self) {
         if self.s != 1.0 {
             let s = self.s;
-            self.v.iter_mut().for_each(|x| *x *= s);
             if self.params.average != Averaging::None {
-                self.avg.on_rescale(s);
+                self.avg.on_reset(&self.v);
             }
+            self.v.iter_mut().for_each(|x| *x *= s);
             self.s = 1.0;
+            self.v_norm_sq = dense_norm_sq(&self.v);
         }
     }
 
@@ -138,11 +151,12 @@ impl<L: Clone + PartialEq + Send + Sync> Learner<L> for Sgd<L> {
         ctx: &Context<'_>,
     ) -> Result<EpochStats> {
         // The dense state is copied (O(D), small next to an epoch); per-instance state is journaled.
-        let saved = (self.v.clone(), self.s, self.avg.clone(), self.t, self.epochs, self.rng.clone());
+        let saved =
+            (self.v.clone(), self.s, self.v_norm_sq, self.avg.clone(), self.t, self.epochs, self.rng.clone());
         let mut journal = Journal::new();
         let out = self.run_epoch(p, ctx, &mut journal);
         if out.is_err() {
-            (self.v, self.s, self.avg, self.t, self.epochs, self.rng) = saved;
+            (self.v, self.s, self.v_norm_sq, self.avg, self.t, self.epochs, self.rng) = saved;
             journal.undo_warm(&mut self.warm);
         }
         out
@@ -166,13 +180,29 @@ impl<L: Clone + PartialEq + Send + Sync> Sgd<L> {
                 p.dim()
             )));
         }
+        let mut counts = PassCounts::default();
+        let radius_sq = match self.radius_sq {
+            Some(r) => r,
+            None => {
+                // ℓ_i(0): every margin is 0 at scale 0 (no dense zero vector needed); these calls
+                // are counted in this epoch. Not stored until the epoch succeeds.
+                let all: Vec<usize> = (0..n).collect();
+                let at_zero = ctx.map(&all, |i| p.infer(i, &self.v, 0.0, None, None))?;
+                let mut sum = 0.0;
+                for vio in &at_zero {
+                    crate::add_calls(&mut counts.calls, &vio.calls);
+                    counts.inferences += 1;
+                    sum += vio.loss.max(0.0);
+                }
+                2.0 * self.params.common.c * sum
+            }
+        };
         let mut order: Vec<usize> = (0..n).collect();
         if self.params.shuffle {
             self.rng.shuffle(&mut order);
         }
         let unit_scale = p.search.requirements().cone;
         let averaging = self.params.average;
-        let mut counts = PassCounts::default();
         let mut eta = 0.0;
         for block in order.chunks(self.params.block_size) {
             ctx.check()?;
@@ -198,17 +228,25 @@ impl<L: Clone + PartialEq + Send + Sync> Sgd<L> {
                     }
                     self.v.iter_mut().for_each(|x| *x = 0.0);
                     self.s = 1.0;
+                    self.v_norm_sq = 0.0;
                 } else {
                     self.s *= shrink;
                 }
                 let a = -eta / (batch.len() as f64 * self.s);
                 for vio in batch {
                     if vio.scale != 0.0 {
-                        axpy(&mut self.v, &vio.dphi, a * vio.scale);
+                        let step = a * vio.scale;
+                        let d_sq: f64 = vio.dphi.values.iter().map(|x| x * x).sum();
+                        self.v_norm_sq += 2.0 * step * dot(&self.v, &vio.dphi) + step * step * d_sq;
+                        axpy(&mut self.v, &vio.dphi, step);
                         if averaging != Averaging::None {
                             self.avg.on_update(&vio.dphi, a * vio.scale);
                         }
                     }
+                }
+                let w_norm_sq = self.s * self.s * self.v_norm_sq.max(0.0);
+                if w_norm_sq > radius_sq {
+                    self.s *= (radius_sq / w_norm_sq).sqrt();
                 }
                 match averaging {
                     Averaging::None => {}
@@ -221,6 +259,7 @@ impl<L: Clone + PartialEq + Send + Sync> Sgd<L> {
             }
         }
         self.epochs += 1;
+        self.radius_sq = Some(radius_sq);
         let c = self.params.common.c;
         let (objective_value, loss, norm_sq, kind, exact_calls) = match self.params.common.objective {
             ObjectiveKind::Running => {
