@@ -24,6 +24,7 @@ _LAZY = ("datasets", "hierarchy", "metrics")
 __all__ = [
     "BicritError",
     "Cone",
+    "HierarchicalSVM",
     "PointSetOracle",
     "SearchResult",
     "Surrogate",
@@ -42,4 +43,6 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return importlib.import_module(f"bicrit.{name}")
+    if name == "HierarchicalSVM":
+        return importlib.import_module("bicrit.hierarchy.estimator").HierarchicalSVM
     raise AttributeError(f"module 'bicrit' has no attribute {name!r}")
