@@ -167,7 +167,9 @@ def main() -> None:
     ap.add_argument("--datasets", nargs="*", default=list(DATASETS))
     ap.add_argument("--no-peers", action="store_true")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--epochs", type=int, default=FIT["max_epochs"], help="max_epochs per fit")
     args = ap.parse_args()
+    FIT["max_epochs"] = args.epochs
     pl.Config.set_tbl_rows(60)
     pl.Config.set_tbl_cols(20)
     t0 = time.perf_counter()
