@@ -139,7 +139,9 @@ def side_by_side(summary: pl.DataFrame) -> pl.DataFrame:
         for kind in KINDS:
             r = summary.filter((pl.col("dataset") == kind) & (pl.col("model") == model))
             if r.height:
-                row[f"{kind} ours"] = f"{r['mean'][0]:.1f} ± {r['std'][0]:.1f}"
+                std = r["std"][0]
+                spread = "–" if std is None else f"{std:.1f}"  # one seed: no spread
+                row[f"{kind} ours"] = f"{r['mean'][0]:.1f} ± {spread}"
                 row[f"{kind} thesis"] = r["thesis"][0]
         rows.append(row)
     return pl.DataFrame(rows)
