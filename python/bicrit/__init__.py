@@ -27,6 +27,7 @@ __all__ = [
     "BicritError",
     "Cone",
     "DependencySVM",
+    "HierarchicalSVM",
     "MultiLabelSVM",
     "PointSetOracle",
     "SearchResult",
@@ -52,4 +53,6 @@ def __getattr__(name: str) -> Any:
         return importlib.import_module(f"bicrit.{name}")
     if name in _ESTIMATORS:
         return getattr(importlib.import_module("bicrit.estimators"), name)
+    if name == "HierarchicalSVM":
+        return importlib.import_module("bicrit.hierarchy.estimator").HierarchicalSVM
     raise AttributeError(f"module 'bicrit' has no attribute {name!r}")

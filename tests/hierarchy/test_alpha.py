@@ -301,15 +301,49 @@ def test_rootless_weights_are_the_rooted_ones_rescaled() -> None:
         assert a[1:] == pytest.approx((1 - a[0]) * b[1:], rel=1e-12, abs=1e-15)
 
 
-@pytest.mark.skip(
-    reason="TODO(training): needs a learner. On a tiny problem solved to optimality, train NHSVM "
-    "(ρ → 1) on a graph with duplicated nodes and on its minimal graph and check that the decision "
-    "values agree within tolerance (issue 6, invariance 'Done when'). Enable when the estimator "
-    "lands: build both structures with bicrit.hierarchy.normalized_structure(h, power_alpha(h, "
-    "rho)), train to a tight duality gap, compare w·φ(x, y) over all labels."
-)
-def test_decision_values_of_duplicated_and_minimal_graphs_agree() -> None:  # pragma: no cover
-    raise AssertionError("enable with the estimator")
+@pytest.mark.parametrize("learner", ["cutting-plane", "bcfw"])
+def test_decision_values_of_duplicated_and_minimal_graphs_agree(learner: str) -> None:
+    # Theorem thm:invarinace: NHSVM with ρ → 1 on a graph with a duplicated node (a → a' → {a1,
+    # a2}) and on its minimal graph (a → {a1, a2}) has the same decision values once both are
+    # solved to optimality (the duplicated pair splits the minimal node's α and its row).
+    from bicrit.hierarchy import Hierarchy
+    from bicrit.hierarchy.estimator import HierarchicalSVM
+
+    minimal = Hierarchy(
+        ["root", "a", "b", "a1", "a2", "b1", "b2"], [[], [0], [0], [1], [1], [2], [2]]
+    )
+    dup = Hierarchy(
+        ["root", "a", "b", "a'", "a1", "a2", "b1", "b2"],
+        [[], [0], [0], [1], [3], [3], [2], [2]],
+    )
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 3))
+    leaf_names = ["a1", "a2", "b1", "b2"]
+    leaf = np.argmax(X @ rng.standard_normal((4, 3)).T + 0.5 * rng.standard_normal((40, 4)), 1)
+    params = {"tol": 1e-9, "objective": "exact"} if learner == "bcfw" else {"eps": 1e-8}
+    D = {}
+    alpha = {}
+    for name, h in (("minimal", minimal), ("dup", dup)):
+        Y = [h.closure([h.index(leaf_names[k])]) for k in leaf.tolist()]
+        est = HierarchicalSVM(
+            h,
+            model="nhsvm",
+            rho=1.01,
+            include_root=False,
+            C=1.0,
+            learner=learner,
+            max_epochs=400,
+            tol=0.0,
+            learner_params=params,
+        ).fit(X, Y)
+        cols = [h.names[c] for c in est.classes_]
+        D[name] = est.decision_function(X)[:, [cols.index(n) for n in leaf_names]]
+        alpha[name] = {h.names[v]: est.alpha_[v] for v in range(h.n_nodes)}
+    # the duplicated pair shares the minimal node's weight evenly
+    assert alpha["dup"]["a"] == pytest.approx(alpha["dup"]["a'"], abs=1e-6)
+    assert alpha["dup"]["a"] + alpha["dup"]["a'"] == pytest.approx(alpha["minimal"]["a"], abs=1e-3)
+    assert np.ptp(D["minimal"], axis=1).max() > 0.1  # the decision values do separate labels
+    np.testing.assert_allclose(D["dup"], D["minimal"], atol=1e-4 * np.abs(D["minimal"]).max())
 
 
 # --- bad hierarchies ----------------------------------------------------------------------------

@@ -32,6 +32,7 @@ from bicrit.estimators.model_format import (
 )
 from bicrit.estimators.multilabel import MultiLabelSVM
 from bicrit.estimators.sequence import SequenceSVM
+from bicrit.hierarchy.estimator import HierarchicalSVM
 
 __all__ = [
     "ESTIMATOR_CLASSES",
@@ -51,6 +52,7 @@ register_estimator("StructuredSVM", StructuredSVM)
 register_estimator("MultiLabelSVM", MultiLabelSVM)
 register_estimator("SequenceSVM", SequenceSVM)
 register_estimator("DependencySVM", DependencySVM)
+register_estimator("HierarchicalSVM", HierarchicalSVM)
 
 
 def load(path: str | Path) -> Any:
