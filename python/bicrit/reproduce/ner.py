@@ -62,7 +62,18 @@ from bicrit.reproduce._seq_common import (
     timed,
 )
 
-__all__ = ["DATASETS", "METHODS", "Corpus", "prepare", "run", "run_crfsuite", "train_method"]
+__all__ = [
+    "BAN",
+    "DATASETS",
+    "METHODS",
+    "SGD",
+    "Corpus",
+    "prepare",
+    "run",
+    "run_crfsuite",
+    "sklearn_c",
+    "train_method",
+]
 
 DATASETS: tuple[str, ...] = ("conll2002/esp", "conll2002/ned", "wnut17")
 
