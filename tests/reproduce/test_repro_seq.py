@@ -34,6 +34,20 @@ def test_registry_entries_resolve():
         assert callable(getattr(importlib.import_module(module), function)), name
 
 
+def test_module_entry_parses_scale_seeds_out(tmp_path, capsys):
+    import polars as pl
+
+    seen = {}
+
+    def run(scale, seeds, out):
+        seen.update(scale=scale, seeds=seeds, out=out)
+        return pl.DataFrame({"a": [1]})
+
+    _seq_common.main(run, "x", ["--scale", "0.2", "--seeds", "3", "--out", str(tmp_path)])
+    assert seen == {"scale": 0.2, "seeds": 3, "out": tmp_path}
+    assert "shape" in capsys.readouterr().out
+
+
 def test_subsample_is_seeded_and_sized():
     a = _seq_common.subsample(1000, 0.1, seed=3)
     assert len(a) == 100 and np.all(np.diff(a) > 0)
