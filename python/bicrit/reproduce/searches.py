@@ -3,7 +3,8 @@ point clouds recorded from a chain (NER) model during training.
 
 Recording
     A chain is trained on a ``scale`` fraction of CoNLL-2002 Spanish with slack rescaling and the
-    warm-started convex-hull search (SGD); its averaged weights are kept after every epoch. For
+    warm-started convex-hull search (SGD, the step of :data:`bicrit.reproduce.ner.SGD`); its
+    averaged weights are kept after every epoch. For
     ``n_instances`` training sentences, each instance's label set is fixed once: **every**
     label (``cloud = "enumerated"``) when the sentence has at most ``max_enumerate`` tokens,
     else the union over the epochs of the k-best labels of the λ-oracle at λ ∈ :data:`LAMBDAS`
@@ -203,7 +204,7 @@ def record(
         "slack",
         "convex-hull",
         "sgd",
-        {"C": sklearn_c(lam, corpus.n_train), "random_state": seed},
+        {"C": sklearn_c(lam, corpus.n_train), "random_state": seed, **ner.SGD},
     )
     weights, stats = [], []
     for _ in range(epochs):
@@ -324,7 +325,7 @@ def training_calls(
             surrogate=surrogate,
             search=name,
             epochs=epochs,
-            params={"C": sklearn_c(lam, corpus.n_train), "random_state": seed},
+            params={"C": sklearn_c(lam, corpus.n_train), "random_state": seed, **ner.SGD},
         )
         rows.append(
             {
