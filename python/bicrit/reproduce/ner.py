@@ -20,9 +20,9 @@ Setup
       it made 9168 ban-list calls for 25 inferences (367 per inference, 94 s against 0.1 s
       capped) — many labels lie just under the fractional optimum, and banning two at a time
       walks through them. The thesis reports ~2 calls (§``sec:NER``).
-    * Warm start: ProbLoss and the Micro-F1 surrogate train margin rescaling for the first half
-      of the epochs and continue from its weights (``warmup``; the thesis's parsing run does
-      the same). From scratch, ProbLoss's subgradient factor √g·exp(−πh²/(4g)) vanishes once
+    * Warm start: ProbLoss and the Micro-F1 surrogate train margin rescaling for the first
+      ``epochs // 2`` epochs and continue from its weights (``warmup``; the thesis's parsing run
+      does the same). From scratch, ProbLoss's subgradient factor √g·exp(−πh²/(4g)) vanishes once
       the margins are large: on 250 CoNLL sentences, 5 epochs from scratch ended with entity
       F1 0.0 (every token O) against 0.48 for margin.
     * Training data: a ``scale`` fraction of the training sentences (seeded); evaluation on the
@@ -177,7 +177,9 @@ def train_method(
     warmup: int | None = None,
 ) -> tuple[Fit, dict[str, float]]:
     """Trains one method (``METHODS`` names; ``search``/``surrogate`` override) and returns the
-    fit and the test scores of its averaged weights; ``track`` evaluates on test every epoch."""
+    fit and the test scores of its averaged weights; ``track`` evaluates on test every epoch.
+    ``warmup``: margin epochs before the method's own loss (default: ``epochs // 2`` for every
+    surrogate but margin, see the module docstring; 0 trains the loss from scratch)."""
     surr, srch = METHODS[method]
     surr, srch = surrogate or surr, search or srch
     s = corpus.structure()
