@@ -144,6 +144,10 @@ def build_parser() -> argparse.ArgumentParser:
     ]:
         p = sub.add_parser(name, help=text)
         p.set_defaults(func=_cmd_not_yet)
+
+    from bicrit.reproduce.cli import add_reproduce_parser
+
+    add_reproduce_parser(sub)
     return parser
 
 
