@@ -19,9 +19,10 @@ def data_root() -> Path:
     return Path(os.environ.get("BICRIT_DATA", here.parent / "shared" / "data"))
 
 
-def load(name: str, n_train: int | None = None, skip: bool = True):
-    """(X_train, Y_train, X_test, Y_test) of MULAN set ``name``, prepared; ``n_train`` keeps
-    the first rows of train. Skips (under pytest) when the set is absent."""
+def load(name: str, n_train: int | None = None, skip: bool = True, standardize: bool = True):
+    """(X_train, Y_train, X_test, Y_test) of MULAN set ``name``, prepared (``standardize=False``:
+    only the bias column is added); ``n_train`` keeps the first rows of train. Skips (under
+    pytest) when the set is absent."""
     from bicrit import datasets
 
     if not (data_root() / name).is_dir():
@@ -37,7 +38,7 @@ def load(name: str, n_train: int | None = None, skip: bool = True):
     Xtr, Ytr = tr.X, dense(tr.Y)
     if n_train is not None:
         Xtr, Ytr = Xtr[:n_train], Ytr[:n_train]
-    Xa, (Xt,) = prepare(Xtr, [te.X])
+    Xa, (Xt,) = prepare(Xtr, [te.X], standardize=standardize)
     return Xa, Ytr, Xt, dense(te.Y)
 
 

@@ -161,7 +161,7 @@ def test_peers(benchmark, data: str, method: str) -> None:
     if method == "dlib-structural-full" and data != "scene":
         pytest.skip("dlib's structural SVM gets an exhaustive oracle: scene (2^6 labels) only")
     pytest.importorskip("dlib")
-    X, Y, Xt, Yt = load(data)
+    X, Y, Xt, Yt = load(data, standardize=ml.DATASETS[data].standardize)
     benchmark.group = f"peers-{data}-fit"
     out = benchmark.pedantic(select_and_fit, args=(method, X, Y, Xt, Yt), rounds=1)
     benchmark.extra_info.update(out)
@@ -176,7 +176,7 @@ def table(datas) -> str:
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for data in datas:
-        X, Y, Xt, Yt = load(data, skip=False)
+        X, Y, Xt, Yt = load(data, skip=False, standardize=ml.DATASETS[data].standardize)
         for method in METHODS:
             if method == "dlib-structural-full" and Y.shape[1] > 10:
                 continue
