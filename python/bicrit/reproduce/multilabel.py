@@ -311,10 +311,12 @@ def run_dataset(
     methods: Sequence[str] = tuple(METHODS),
     data: tuple[Any, np.ndarray, Any, np.ndarray] | None = None,
     setup: MultilabelSetup | None = None,
+    first_seed: int = 0,
 ) -> pl.DataFrame:
     """Runs the protocol of the module docstring on dataset ``name`` and returns the summary
     (per-seed rows in ``<out>/<name>_seeds.csv``). ``data`` = (X_train, Y_train, X_test, Y_test)
-    replaces the loader (tests)."""
+    replaces the loader (tests); ``first_seed`` lets several processes share the seeds (their
+    per-seed CSV files concatenate, then :func:`summarize`)."""
     if not 0.0 < scale <= 1.0:
         raise InvalidParameterError(f"scale must be in (0, 1], got {scale}")
     if int(seeds) < 1:
@@ -327,7 +329,7 @@ def run_dataset(
     epochs = max(2, math.ceil(setup.epochs * scale))
     rows: list[dict[str, Any]] = []
     histories: list[pl.DataFrame] = []
-    for seed in range(int(seeds)):
+    for seed in range(int(first_seed), int(first_seed) + int(seeds)):
         rng = np.random.default_rng(10_000 + seed)
         n_use = max(8, round(scale * X_tr.shape[0])) if scale < 1 else X_tr.shape[0]
         idx = np.sort(rng.permutation(X_tr.shape[0])[:n_use])
