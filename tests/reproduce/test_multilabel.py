@@ -156,3 +156,16 @@ def test_yeast_end_to_end(data_dir, tmp_path) -> None:
     assert got["acc"] == pytest.approx(
         skm.jaccard_score(Yte, P, average="samples", zero_division=1)
     )
+
+
+def test_cli_list_and_errors(capsys) -> None:
+    from bicrit.cli import main
+
+    assert main(["reproduce", "--list"]) == 0
+    out = capsys.readouterr().out
+    for name in EXPERIMENTS:
+        assert name in out
+    assert main(["reproduce", "nope"]) == 1
+    assert "no experiment 'nope'" in capsys.readouterr().err
+    assert main(["reproduce", "yeast", "--scale", "0"]) == 2
+    assert main(["reproduce", "yeast", "--seeds", "0"]) == 2
