@@ -441,7 +441,7 @@ def plot_convergence(history: pl.DataFrame, path: Path, title: str = "") -> bool
         ax.set_ylabel("primal objective (running)")
         ax.set_yscale("log")
         ax.legend(fontsize=8)
-    fig.suptitle(f"{title}: BCFW convergence (seed 0, final fit)")
+    fig.suptitle(f"{title}: BCFW convergence (seed 0, final fit, each method at its chosen C)")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
