@@ -180,6 +180,7 @@ impl<S: FromAny> Fit for Fitted<S> {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn build<S: FromAny>(
     py: Python<'_>,
     s: &S,
@@ -395,10 +396,7 @@ impl Trainer {
         check_compatible(kind, psi.get(), &spec, caps).map_err(|e| to_py(py, e))?;
         // Parameters are checked before the data is converted (cheap errors first).
         bicrit_learners::check_params(kind, &params).map_err(|e| to_py(py, e))?;
-        let w0 = match w0 {
-            None => None,
-            Some(a) => Some(a.as_array().to_vec()),
-        };
+        let w0 = w0.map(|a| a.as_array().to_vec());
         let fit =
             crate::dispatch!(&*any, s => build(py, s, any.clone(), x, y, psi.get(), kind, &params, w0)?);
         let n_jobs = fit.learner().n_jobs;
