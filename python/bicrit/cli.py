@@ -458,8 +458,14 @@ def _add_datasets(sub: Any) -> None:
     p.set_defaults(func=_cmd_datasets)
 
 
+def _add_reproduce(sub: Any) -> None:
+    from bicrit.reproduce.cli import add_reproduce_parser
+
+    add_reproduce_parser(sub)
+
+
 #: One subparser builder per subcommand, in --help order.
-SUBCOMMANDS = [_add_plugins, _add_datasets, _add_train, _add_evaluate, _add_predict]
+SUBCOMMANDS = [_add_plugins, _add_datasets, _add_train, _add_evaluate, _add_predict, _add_reproduce]
 
 
 def build_parser() -> argparse.ArgumentParser:

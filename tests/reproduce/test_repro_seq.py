@@ -18,7 +18,7 @@ import scipy.sparse as sp
 
 import bicrit
 from bicrit.reproduce import _seq_common, searches
-from bicrit.reproduce._seq_registry import SEQ_EXPERIMENTS
+from bicrit.reproduce import EXPERIMENTS
 
 SCALE = float(os.environ.get("BICRIT_REPRO_SCALE", "0.01"))
 
@@ -29,7 +29,8 @@ SCALE = float(os.environ.get("BICRIT_REPRO_SCALE", "0.01"))
 def test_registry_entries_resolve():
     import importlib
 
-    for name, target in SEQ_EXPERIMENTS.items():
+    assert {"ner", "parsing", "searches"} <= set(EXPERIMENTS)
+    for name, target in EXPERIMENTS.items():
         module, function = target.split(":")
         assert callable(getattr(importlib.import_module(module), function)), name
 

