@@ -17,8 +17,7 @@ import pytest
 import scipy.sparse as sp
 
 import bicrit
-from bicrit.reproduce import _seq_common, searches
-from bicrit.reproduce import EXPERIMENTS
+from bicrit.reproduce import EXPERIMENTS, _seq_common, searches
 
 SCALE = float(os.environ.get("BICRIT_REPRO_SCALE", "0.01"))
 
