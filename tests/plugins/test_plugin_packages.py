@@ -232,8 +232,16 @@ def test_installed_plugins_work_by_name_in_bicrit_search(site) -> None:
         assert r["value"] == pytest.approx(best[0.5], rel=1e-9, abs=1e-12)
         assert r["value_tau02"] == pytest.approx(best[0.2], rel=1e-9, abs=1e-12)
         assert sorted(r["label"]) == list(range(len(y)))
-    if "estimator" in out:  # once bicrit has its estimator: the plugins by name there too
-        assert all(sorted(p) == [0, 1, 2, 3] for p in out["estimator"])
+    # the plugins by name in the estimator too
+    assert all(sorted(p) == [0, 1, 2, 3] for p in out["estimator"])
+
+
+def test_cli_trains_with_a_plugin_surrogate_by_name(site) -> None:
+    """`bicrit train --surrogate smooth-slack` on the bundled data, with no change to bicrit."""
+    out = _run(site, "-m", "bicrit.cli", "train", "--surrogate", "smooth-slack", "--epochs", "2")
+    assert out.returncode == 0, out.stderr
+    assert "smooth-slack" in out.stdout
+    assert "test Hamming loss" in out.stdout
 
 
 def test_name_clash_is_an_error_naming_both_packages(tmp_path: Path) -> None:
