@@ -15,7 +15,8 @@
 //!   inferences run in parallel against the weights at its start, then its steps (of `batch_size`
 //!   instances each, never spanning two blocks) are applied in the block's order. The model
 //!   therefore depends on the seed, `block_size` and `batch_size`, never on the number of threads.
-//! * **Projection** (Pegasos, Shalev-Shwartz et al. 2011, §2): ½‖w*‖² ≤ P(w*) ≤ P(0) = C·Σ_i ℓ_i(0),
+//! * **Projection** (optional, `project`; Pegasos, Shalev-Shwartz et al. 2011, §2):
+//!   ½‖w*‖² ≤ P(w*) ≤ P(0) = C·Σ_i ℓ_i(0),
 //!   so after each step w is scaled back into the ball ‖w‖ ≤ R = √(2C·Σ_i ℓ_i(0)) (ℓ_i(0) from one
 //!   inference pass at w = 0 before the first epoch). ‖v‖² is tracked exactly through the sparse
 //!   updates, so the projection is O(nnz) too. Without it the first steps (η_1 = n·C/(1 + t0))

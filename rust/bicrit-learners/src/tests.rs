@@ -402,6 +402,9 @@ fn sgd_schedules_and_averaging_variants_run() {
         vec![kv("batch_size", Value::Int(4)), kv("block_size", Value::Int(6))],
         vec![kv("t0", Value::Float(0.0))],
         vec![kv("objective", Value::Str("exact".into()))],
+        vec![kv("project", Value::Bool(true))],
+        vec![kv("project", Value::Bool(true)), kv("average", Value::Str("uniform".into()))],
+        vec![kv("project", Value::Bool(true)), kv("t0", Value::Float(0.0))],
     ] {
         let run = train(&s, &x, &y, psi.as_ref(), "convex-hull", Kind::Sgd, &params, 100, None);
         assert!(run.objective < 1.5 * opt, "{params:?}: {} vs {opt}", run.objective);
