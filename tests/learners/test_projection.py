@@ -20,7 +20,7 @@ def test_projected_sgd_stays_in_the_ball(average: str) -> None:
     s.initialize(X, Y)
     # slack rescaling at w = 0: every margin is 0, so ℓ_i(0) = max_y L(y, y_i) = K (all flipped)
     radius_sq = 2.0 * C * n * K
-    w, hist = train(
+    w, _ = train(
         s, X, Y, surrogate="slack", learner="sgd", max_epochs=5, C=C, project=True, average=average
     )
     assert np.all(np.isfinite(w))
