@@ -118,7 +118,9 @@ impl<L: Clone + PartialEq + Send + Sync> Sgd<L> {
             }
             self.v.iter_mut().for_each(|x| *x *= s);
             self.s = 1.0;
-            self.v_norm_sq = dense_norm_sq(&self.v);
+            if self.params.project {
+                self.v_norm_sq = dense_norm_sq(&self.v);
+            }
         }
     }
 
@@ -202,6 +204,8 @@ impl<L: Clone + PartialEq + Send + Sync> Sgd<L> {
         if self.params.shuffle {
             self.rng.shuffle(&mut order);
         }
+        // ‖v‖² is tracked (O(nnz) per update) only when projecting.
+        let project = radius_sq.is_finite();
         let unit_scale = p.search.requirements().cone;
         let averaging = self.params.average;
         let mut eta = 0.0;
@@ -237,17 +241,21 @@ impl<L: Clone + PartialEq + Send + Sync> Sgd<L> {
                 for vio in batch {
                     if vio.scale != 0.0 {
                         let step = a * vio.scale;
-                        let d_sq: f64 = vio.dphi.values.iter().map(|x| x * x).sum();
-                        self.v_norm_sq += 2.0 * step * dot(&self.v, &vio.dphi) + step * step * d_sq;
+                        if project {
+                            let d_sq: f64 = vio.dphi.values.iter().map(|x| x * x).sum();
+                            self.v_norm_sq += 2.0 * step * dot(&self.v, &vio.dphi) + step * step * d_sq;
+                        }
                         axpy(&mut self.v, &vio.dphi, step);
                         if averaging != Averaging::None {
                             self.avg.on_update(&vio.dphi, a * vio.scale);
                         }
                     }
                 }
-                let w_norm_sq = self.s * self.s * self.v_norm_sq.max(0.0);
-                if w_norm_sq > radius_sq {
-                    self.s *= (radius_sq / w_norm_sq).sqrt();
+                if project {
+                    let w_norm_sq = self.s * self.s * self.v_norm_sq.max(0.0);
+                    if w_norm_sq > radius_sq {
+                        self.s *= (radius_sq / w_norm_sq).sqrt();
+                    }
                 }
                 match averaging {
                     Averaging::None => {}
