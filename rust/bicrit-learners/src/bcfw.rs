@@ -202,13 +202,7 @@ impl<L: Clone + PartialEq + Send + Sync> Bcfw<L> {
         let start = Instant::now();
         let n = p.n();
         let dim = p.dim();
-        if n != self.blocks.len() || dim != self.w.len() {
-            return Err(Error::input(format!(
-                "the learner was built for {} instances and {} joint features, the problem has {n} and {dim}",
-                self.blocks.len(),
-                self.w.len()
-            )));
-        }
+        crate::check_size(p, self.blocks.len(), self.w.len())?;
         let mut counts = PassCounts::default();
         if let Some(w0) = self.pending_w0.take() {
             counts = self.start_from(p, ctx, &w0, journal)?;

@@ -215,13 +215,7 @@ impl<L: Clone + PartialEq + Send + Sync> CuttingPlane<L> {
         let start = Instant::now();
         let n = p.n();
         let dim = p.dim();
-        if n != self.n || dim != self.w.len() {
-            return Err(Error::input(format!(
-                "the learner was built for {} instances and {} joint features, the problem has {n} and {dim}",
-                self.n,
-                self.w.len()
-            )));
-        }
+        crate::check_size(p, self.n, self.w.len())?;
         let c = self.params.common.c;
         let eps = self.params.eps;
         let norm_start = dense_norm_sq(&self.w);

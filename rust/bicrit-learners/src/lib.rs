@@ -286,6 +286,19 @@ pub(crate) fn keep_warm<L: Clone + PartialEq>(
 }
 
 /// Adds the counts of `b` to `a`.
+/// Refuses a problem whose size is not the one the learner was built for (`n` instances, `dim`
+/// joint features).
+pub(crate) fn check_size<S: Structure>(p: &Problem<'_, S>, n: usize, dim: usize) -> Result<()> {
+    if p.n() != n || p.dim() != dim {
+        return Err(Error::input(format!(
+            "the learner was built for {n} instances and {dim} joint features, the problem has {} and {}",
+            p.n(),
+            p.dim()
+        )));
+    }
+    Ok(())
+}
+
 pub fn add_calls(a: &mut Calls, b: &Calls) {
     a.lambda += b.lambda;
     a.extreme += b.extreme;

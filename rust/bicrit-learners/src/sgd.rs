@@ -175,14 +175,7 @@ impl<L: Clone + PartialEq + Send + Sync> Sgd<L> {
     ) -> Result<EpochStats> {
         let start = Instant::now();
         let n = p.n();
-        if n != self.warm.len() || p.dim() != self.v.len() {
-            return Err(Error::input(format!(
-                "the learner was built for {} instances and {} joint features, the problem has {n} and {}",
-                self.warm.len(),
-                self.v.len(),
-                p.dim()
-            )));
-        }
+        crate::check_size(p, self.warm.len(), self.v.len())?;
         let mut counts = PassCounts::default();
         let radius_sq = match self.radius_sq {
             Some(r) => r,

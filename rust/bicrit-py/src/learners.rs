@@ -107,16 +107,15 @@ struct Fitted<S: FromAny> {
     learner: AnyLearner<S::Label>,
 }
 
-impl<S: FromAny> Fitted<S> {
-    fn structure(&self) -> Result<&S> {
-        S::from_any(&self.any).ok_or_else(|| Error::input("internal: the structure changed type"))
-    }
+/// The concrete structure behind `any` (a free function so that `epoch` can borrow the learner
+/// mutably beside it).
+fn structure_of<S: FromAny>(any: &AnyStructure) -> Result<&S> {
+    S::from_any(any).ok_or_else(|| Error::input("internal: the structure changed type"))
 }
 
 impl<S: FromAny> Fit for Fitted<S> {
     fn epoch(&mut self, psi: &dyn Surrogate, search: &SearchSpec, ctx: &Context<'_>) -> Result<EpochStats> {
-        let structure =
-            S::from_any(&self.any).ok_or_else(|| Error::input("internal: the structure changed type"))?;
+        let structure = structure_of::<S>(&self.any)?;
         let p = Problem {
             structure,
             data: &self.data,
@@ -141,7 +140,7 @@ impl<S: FromAny> Fit for Fitted<S> {
         averaged: bool,
         with_task_loss: bool,
     ) -> Result<Evaluation> {
-        let structure = self.structure()?;
+        let structure = structure_of::<S>(&self.any)?;
         let p = Problem {
             structure,
             data: &self.data,
