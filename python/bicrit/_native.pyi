@@ -156,6 +156,44 @@ def alpha_shared(
     names: list[str] | None = None,
 ) -> tuple[Any, float, str]: ...
 
+class Nhsvm3Trainer:
+    """NHSVM3 (thesis eq. ``NHSVM3``) by native Pegasos SGD (``rust/bicrit-hierarchy/src/
+    nhsvm3.rs``) on a single-path ``hierarchy`` structure: minimises ½‖w‖² + C·Σ_i ℓ_i with
+    η_t = 1/(λ(t + t0)), λ = 1/(n·C), mini-batches of ``batch_size`` whose inferences run on
+    ``n_jobs`` threads (the model does not depend on it), t-weighted averaging. ``X`` is a CSR
+    tuple, ``Y`` node-id label sequences with the root. ``epoch()`` runs with the GIL released;
+    Ctrl-C or an error leaves the state of the previous epoch."""
+
+    def __init__(
+        self,
+        structure: Any,
+        X: Any,
+        Y: Any,
+        *,
+        C: float = 1.0,
+        batch_size: int = 1,
+        t0: float = 1.0,
+        random_state: int = 0,
+        n_jobs: int | None = None,
+        w0: np.ndarray | None = None,
+    ) -> None: ...
+    def epoch(self) -> dict[str, Any]:
+        """Keys: epoch, objective (running), loss, norm_sq, violated, inferences, step_size,
+        time."""
+    def weights(self, averaged: bool = True) -> np.ndarray: ...
+    def objective(self, averaged: bool = True) -> float:
+        """Exact ½‖w‖² + C·Σ_i ℓ_i(w) at ``weights(averaged)``."""
+    @property
+    def n_epochs(self) -> int: ...
+    @property
+    def n_steps(self) -> int: ...
+    @property
+    def n_instances(self) -> int: ...
+    @property
+    def size_joint_feature(self) -> int: ...
+    @property
+    def n_jobs(self) -> int: ...
+
 # --- end hierarchy: α solvers --------------------------------------------------------------------
 # --- structures: dependency ---------------------------------------------------------------------
 def dependency_structure(

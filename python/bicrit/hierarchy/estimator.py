@@ -13,9 +13,10 @@ model       what is trained
             constraint ``1 ≤ Σ ≤ T``), feature map scaled by √α, normalized loss
             √(Σ_{y △ y_i} α) (single label) or the leaf-Hamming approximation (multi-label)
 ``nhsvm3``  NHSVM3 (eq. ``NHSVM3``): ``max(0, max_{y ≠ y_i} m(y)/‖Λ̃(y) − Λ̃(y_i)‖ + 1)``,
-            single label only; trained by a Pegasos-SGD loop over the structure's
-            ``ratio_oracle`` (the loss is not a bi-criteria surrogate, so the native learners
-            cannot run it)
+            single label only; trained by its own native Pegasos-SGD learner over the
+            structure's ratio oracle (the loss is not a bi-criteria surrogate, so the generic
+            learners cannot run it): same C, ``batch_size``, ``n_jobs`` and ``random_state``
+            as ``learner="sgd"``, η_t = 1/(λ(t + 1)), t-weighted averaging
 ``ssvm``    Shared SVM (eq. ``SSVMp``): alternating optimisation — ``alpha_every`` epochs of the
             learner on V with U = √α·V, then the α step ``argmin Σ‖U_n‖²/α_n`` (ArgminAlphaTree
             in O(M) on trees, a conic program on DAGs; :func:`~bicrit.hierarchy.shared_alpha`),
@@ -626,65 +627,35 @@ class HierarchicalSVM(BaseEstimator):
     def _fit_nhsvm3(
         self, Xc: Any, Yr: list[np.ndarray], alpha: np.ndarray, loss_w: np.ndarray
     ) -> tuple[np.ndarray, int]:
-        """NHSVM3 by Pegasos SGD (mini-batches of ``batch_size``) over the ratio oracle:
-        minimise ½‖V‖² + C·Σ_i max(0, max_{y≠y_i} m(y)/L(y) + 1), subgradient
-        (φ(x, ŷ) − φ(x, y_i))/L(ŷ) (thesis eq. ``NHSVM3``)."""
+        """NHSVM3 (thesis eq. ``NHSVM3``) by the native Pegasos-SGD learner
+        (``bicrit._native.Nhsvm3Trainer``, ``rust/bicrit-hierarchy/src/nhsvm3.rs``): minimise
+        ½‖V‖² + C·Σ_i max(0, max_{y≠y_i} m(y)/L(y) + 1) in mini-batches of ``batch_size``,
+        η_t = 1/(λ(t + 1)) with λ = 1/(n·C), subgradient (φ(x, ŷ) − φ(x, y_i))/L(ŷ), returning
+        the t-weighted average of the iterates. Each epoch runs with the GIL released, the batch's
+        inferences on ``n_jobs`` threads (the model does not depend on ``n_jobs``)."""
+        from bicrit import _native
+
         s_struct = self._structure(alpha, "normalized", loss_w)
-        n, d = Xc.shape
-        M = self.hierarchy_.n_nodes
-        s = np.sqrt(alpha)
-        lam = 1.0 / (n * float(self.C))
-        V = np.zeros((M, d))
-        Vbar = np.zeros((M, d))
-        rng = np.random.default_rng(0 if self.random_state is None else int(self.random_state))
-        bs = int(self.batch_size)
-        t = 0
+        trainer = _native.Nhsvm3Trainer(
+            s_struct._require(),
+            s_struct._x_many(Xc),
+            s_struct._y_many(Yr),
+            C=float(self.C),
+            batch_size=int(self.batch_size),
+            random_state=0 if self.random_state is None else int(self.random_state),
+            n_jobs=None if self.n_jobs is None else int(self.n_jobs),
+        )
         prev = None
         done = 0
-        X64 = Xc.astype(np.float64)
-        for epoch in range(int(self.max_epochs)):
-            t_start = time.perf_counter()
-            order = rng.permutation(n)
-            total = 0.0
-            for b0 in range(0, n, bs):
-                idx = order[b0 : b0 + bs]
-                t += 1
-                Xb = X64[idx]
-                S = np.asarray(Xb @ V.T) * s
-                ans = s_struct.ratio_oracle_scores(S, [Yr[i] for i in idx], n_jobs=self.n_jobs)
-                total += float(ans.values.sum())
-                eta = 1.0 / (lam * (t + 1.0))
-                V *= 1.0 - eta * lam
-                act = np.flatnonzero(ans.values > 0)
-                if act.size:
-                    D = np.zeros((len(idx), M))
-                    for k in act.tolist():
-                        c = 1.0 / ans.losses[k]
-                        D[k, ans.labels[k]] += c
-                        D[k, Yr[idx[k]]] -= c
-                    G = np.asarray(Xb.T @ D).T * s[:, None]
-                    V -= (eta / len(idx)) * G
-                rho_t = 2.0 / (t + 1.0)
-                Vbar *= 1.0 - rho_t
-                Vbar += rho_t * V
+        for _ in range(int(self.max_epochs)):
+            stats = dict(trainer.epoch())
             done += 1
-            obj = 0.5 * float(np.sum(V * V)) + float(self.C) * total
-            self._record(
-                0,
-                "v",
-                {
-                    "epoch": epoch + 1,
-                    "objective": obj,
-                    "loss": total / n,
-                    "norm_sq": float(np.sum(V * V)),
-                    "inferences": n,
-                    "time": time.perf_counter() - t_start,
-                },
-            )
+            self._record(0, "v", stats)
+            obj = stats["objective"]
             if prev is not None and abs(prev - obj) <= self.tol * abs(obj):
                 break
             prev = obj
-        return Vbar, done
+        return self._rows(np.asarray(trainer.weights(True))), done
 
     # ------------------------------------------------------------------ predict
 

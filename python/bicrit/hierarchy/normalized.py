@@ -11,7 +11,9 @@ Hierarchical SVM model"; DESIGN §6), on top of the ``hierarchy`` structure:
   normalized feature map;
 * **NHSVM3** (eq. ``NHSVM3``): ``max_{y ≠ y_i} w·(Λ̃(y) − Λ̃(y_i))⊗x / ‖Λ̃(y) − Λ̃(y_i)‖ + 1``,
   clipped at 0 — :meth:`bicrit.structures.hierarchy.HierarchyStructure.ratio_oracle` on the
-  single-label normalized structure.
+  single-label normalized structure; trained by the native SGD learner
+  ``bicrit._native.Nhsvm3Trainer`` (``rust/bicrit-hierarchy/src/nhsvm3.rs``), which
+  ``HierarchicalSVM(model="nhsvm3")`` runs.
 
 HSVM is the same structure with ``s_n = 1`` and the node Hamming loss; the flat baseline is
 ``alpha = flat_alpha(h)`` (rows of internal nodes scaled by 0).

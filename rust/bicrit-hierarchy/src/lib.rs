@@ -1,9 +1,11 @@
 //! Hierarchical classification: HSVM, NHSVM, NHSVM3 and Shared SVM (thesis hierarchical
 //! chapter; DESIGN §6).
 //!
-//! This crate holds the pieces of the normalized models that need no learner: the **node
-//! weights α** of NHSVM and the **α step** of Shared SVM. The family trait is [`AlphaSolver`];
-//! one file per solver:
+//! This crate holds the pieces of the normalized models that the generic learners do not cover:
+//! the **node weights α** of NHSVM, the **α step** of Shared SVM, and the **NHSVM3 learner**
+//! ([`Nhsvm3Sgd`], `nhsvm3.rs`: SGD/Pegasos on eq. `NHSVM3`, whose loss divides the margin by
+//! the normalized distance and so is no bi-criteria surrogate). The α solvers' family trait is
+//! [`AlphaSolver`]; one file per solver:
 //!
 //! | solver | problem | method |
 //! |---|---|---|
@@ -44,6 +46,7 @@
 
 pub mod conic;
 pub mod maxmin;
+pub mod nhsvm3;
 pub mod paths;
 pub mod power;
 pub mod shared_conic;
@@ -52,6 +55,7 @@ pub mod shared_tree;
 pub use bicrit_structures::hierarchy::HierarchyGraph;
 
 pub use self::maxmin::MaxMinAlpha;
+pub use self::nhsvm3::{Nhsvm3Params, Nhsvm3Sgd, Nhsvm3Stats};
 pub use self::paths::LeafPaths;
 pub use self::power::{PowerAlpha, PowerMethod};
 pub use self::shared_conic::SharedConicAlpha;

@@ -27,7 +27,7 @@
 //! applied afterwards in the block's order, so the same `random_state` gives bit-identical weights
 //! whatever the number of threads.
 
-mod average;
+pub mod average;
 pub mod bcfw;
 pub mod cutting_plane;
 pub mod params;

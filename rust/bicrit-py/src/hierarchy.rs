@@ -1,7 +1,8 @@
 //! Bindings of the hierarchy family (`bicrit-hierarchy`): the α solvers of NHSVM and Shared SVM,
 //! each taking the graph as `parents` (node → parent ids) and `root`, validated natively
 //! (cycles, several roots, unreachable nodes are reported by name). Also registers the
-//! hierarchy structure's NHSVM3 oracle (defined with the structure's bindings).
+//! hierarchy structure's NHSVM3 oracle (defined with the structure's bindings) and NHSVM3's
+//! learner (`Nhsvm3Trainer`, `nhsvm3.rs`).
 
 use bicrit_core::Error;
 use bicrit_hierarchy::{
@@ -147,5 +148,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(alpha_shared, m)?)?;
     m.add_function(wrap_pyfunction!(crate::structures::hierarchy::hierarchy_ratio_oracle, m)?)?;
     m.add_function(wrap_pyfunction!(crate::structures::hierarchy::hierarchy_ratio_oracle_scores, m)?)?;
+    m.add_class::<crate::nhsvm3::Nhsvm3Trainer>()?;
     Ok(())
 }

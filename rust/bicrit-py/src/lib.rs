@@ -6,6 +6,7 @@ mod convert;
 mod errors;
 mod hierarchy;
 mod learners;
+mod nhsvm3;
 mod py_oracle;
 mod py_surrogate;
 mod searches;

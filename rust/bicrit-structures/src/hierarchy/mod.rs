@@ -34,6 +34,7 @@ pub mod closure;
 pub mod graph;
 pub mod lawler;
 pub mod lp;
+mod ratio;
 pub mod tree;
 pub mod value;
 

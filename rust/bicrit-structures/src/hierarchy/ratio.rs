@@ -1,0 +1,90 @@
+//! What a learner of NHSVM3 (thesis eq. `NHSVM3`) needs from the structure besides
+//! [`HierarchyStructure::ratio_from_scores`]: the oracle at lazily scaled weights w = c·v, and
+//! the scaled feature difference c·(φ(x_i, y) − φ(x_i, y_i)) over the symmetric difference only.
+
+use bicrit_core::{CsrMatrix, Error, Result, SparseVec};
+
+use super::{with_scratch, HierLabel, HierarchyStructure, WeightLayout};
+use crate::Scored;
+
+impl HierarchyStructure {
+    /// [`Self::ratio_from_scores`] for instance `i` of `data` under the weights `scale · w`
+    /// (lazy scaling of SGD: the node scores are those of `w`, multiplied by `scale`).
+    /// Returns the answer (its margin in the scaled weights) and its clipped value.
+    pub fn ratio_oracle_scaled(
+        &self,
+        w: &[f64],
+        scale: f64,
+        data: &CsrMatrix,
+        i: usize,
+        y_true: &[u32],
+        offset: f64,
+    ) -> Result<(Scored<HierLabel>, f64)> {
+        self.check_width(data)?;
+        if w.len() != self.size_joint_feature_len() {
+            return Err(Error::input(format!(
+                "w has length {} but the joint feature size is {}",
+                w.len(),
+                self.size_joint_feature_len()
+            )));
+        }
+        if i >= data.n_rows() {
+            return Err(Error::input(format!("instance {i} outside the {} rows of X", data.n_rows())));
+        }
+        if !(scale.is_finite() && scale > 0.0) {
+            return Err(Error::param(format!("the weight scale must be finite and > 0, got {scale}")));
+        }
+        let sigma = with_scratch(|sc| {
+            let mut sigma = std::mem::take(&mut sc.sigma);
+            self.node_scores(w, &data.view(), i, &mut sigma);
+            let out: Vec<f64> = sigma.iter().map(|s| s * scale).collect();
+            sc.sigma = sigma;
+            out
+        });
+        self.ratio_from_scores(&sigma, y_true, offset)
+    }
+
+    /// Appends `coef · (φ(x_i, y) − φ(x_i, y_true))` to `out`: for every node n of y △ y_true,
+    /// ±coef·s_n·x_i in node n's block (+ for n ∈ y). The common nodes cancel and are skipped,
+    /// so the cost is |y △ y_true| · nnz(x_i). With `coef = 1/L(ŷ)` this is the subgradient of
+    /// NHSVM3's term at its answer ŷ (thesis eq. `NHSVM3`). Both labels are validated.
+    pub fn scaled_difference(
+        &self,
+        data: &CsrMatrix,
+        i: usize,
+        y: &[u32],
+        y_true: &[u32],
+        coef: f64,
+        out: &mut SparseVec,
+    ) -> Result<()> {
+        self.check_width(data)?;
+        if i >= data.n_rows() {
+            return Err(Error::input(format!("instance {i} outside the {} rows of X", data.n_rows())));
+        }
+        self.check(y)?;
+        self.check(y_true)?;
+        let x = data.view();
+        let (idx, val) = x.row(i);
+        let (m, d) = (self.n_nodes(), self.n_features);
+        Self::sym_diff(y, y_true, |n, in_y| {
+            let c = (if in_y { coef } else { -coef }) * self.scale[n];
+            match self.layout {
+                WeightLayout::NodeMajor => {
+                    for (&j, &xv) in idx.iter().zip(val) {
+                        out.push(n * d + j as usize, c * xv);
+                    }
+                }
+                WeightLayout::FeatureMajor => {
+                    for (&j, &xv) in idx.iter().zip(val) {
+                        out.push(j as usize * m + n, c * xv);
+                    }
+                }
+            }
+        });
+        Ok(())
+    }
+
+    fn size_joint_feature_len(&self) -> usize {
+        self.n_nodes() * self.n_features
+    }
+}
