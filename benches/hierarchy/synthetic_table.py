@@ -236,6 +236,27 @@ def markdown(summary: pl.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def validation_markdown(valid: pl.DataFrame) -> str:
+    """The validation accuracies (%) of every candidate as a markdown table: one row per
+    (dataset, model, SSVM loss), one column per C."""
+    cs = sorted(set(valid["C"].to_list()))
+    lines = [
+        "| set | model | SSVM loss | " + " | ".join(f"C = {c:g}" for c in cs) + " |",
+        "|---|---|---|" + "---|" * len(cs),
+    ]
+    keys = valid.select("dataset", "model", "ssvm_loss").unique(maintain_order=True)
+    for k in keys.iter_rows(named=True):
+        sub = valid.filter(
+            (pl.col("dataset") == k["dataset"])
+            & (pl.col("model") == k["model"])
+            & (pl.col("ssvm_loss") == k["ssvm_loss"])
+        )
+        acc = dict(zip(sub["C"].to_list(), sub["valid_accuracy"].to_list(), strict=True))
+        cells = " | ".join(f"{acc[c]:.2f}" if c in acc else "" for c in cs)
+        lines.append(f"| {k['dataset']} | {k['model']} | {k['ssvm_loss']} | {cells} |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scale", type=float, default=1.0, help="fraction of the fixed n")
@@ -257,6 +278,9 @@ def main() -> None:
         default=None,
         help="train nothing: print the tables of these per-seed csv files",
     )
+    ap.add_argument(
+        "--summarize-valid", type=Path, default=None, help="with --summarize: the validation csv"
+    )
     args = ap.parse_args()
     t0 = time.perf_counter()
     if args.summarize:
@@ -265,6 +289,9 @@ def main() -> None:
         )
         per_seed = per_seed.with_columns(pl.col("ssvm_loss").fill_null(""))
         summary = summarize(per_seed)
+        if args.summarize_valid is not None:
+            valid = pl.read_csv(args.summarize_valid, schema_overrides={"ssvm_loss": pl.Utf8})
+            print(validation_markdown(valid.with_columns(pl.col("ssvm_loss").fill_null(""))))
     else:
         parts = []
         for kind in args.kinds:
