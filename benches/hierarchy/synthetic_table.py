@@ -10,7 +10,7 @@ training data): the hyper-parameters are chosen per (dataset, model) on seed 0's
 test split. Every fit has the same budget, :data:`FIT`. Reported: mean ± spread (sample standard
 deviation) and min–max over the seeds, in percent. The test split is never used for a choice.
 
-The one command (full size, both sets, all four models; ~1 h of CPU)::
+The one command (full size, both sets, all four models; ~16 min of fit CPU, measured)::
 
     python benches/hierarchy/synthetic_table.py --out-dir benches/hierarchy
 
