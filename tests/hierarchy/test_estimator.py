@@ -140,6 +140,50 @@ def test_ssvm_objective_decreases_over_alternations(small) -> None:
     assert np.all(sums <= 1 + 1e-9) and np.all(est.alpha_ > 0)
 
 
+@pytest.mark.parametrize("ssvm_loss", ["hamming", "normalized"])
+def test_ssvm_objective_matches_enumeration(ssvm_loss: str) -> None:
+    """Eq. SSVMp at the returned (U, α), computed here by enumerating the leaves: λΣ‖U_n‖²/α_n
+    (as ½Σ‖U_n‖²/α_n + C·Σ_i loss) with the fixed loss Δ(l, l_i) — the node Hamming distance
+    |Ā(l) △ Ā(l_i)| (``hamming``) or √(Σ_{Ā(l) △ Ā(l_i)} α⁰) at NHSVM's starting α⁰, ρ = 2
+    (``normalized``) — must equal the objective the estimator reports after its last α step."""
+    from bicrit.hierarchy import power_alpha
+
+    h, X, Y = _toy()
+    C = 2.0
+    est = HierarchicalSVM(
+        h, model="ssvm", C=C, ssvm_loss=ssvm_loss, alpha_every=2, max_alternations=2, tol=0.0
+    ).fit(X, Y)
+    U, a = est.coef_, est.alpha_
+    paths = {leaf: set(h.closure([leaf]).tolist()) | {h.root} for leaf in (2, 3, 4)}
+    a0 = power_alpha(h, 2.0)
+
+    def delta(l1: int, l2: int) -> float:
+        sd = paths[l1] ^ paths[l2]
+        return float(len(sd)) if ssvm_loss == "hamming" else float(np.sqrt(a0[list(sd)].sum()))
+
+    S = X @ U.T
+    loss = 0.0
+    for i, y in enumerate(Y):
+        li = int(y.max())  # the leaf: the deepest id of the toy tree's paths
+        score = {leaf: S[i, sorted(p)].sum() for leaf, p in paths.items()}
+        loss += max(score[leaf] - score[li] + delta(leaf, li) for leaf in paths)
+    expected = 0.5 * float(np.sum(np.sum(U * U, axis=1) / a)) + C * loss
+    got = est.history_.filter(est.history_["phase"] == "alpha")["objective"][-1]
+    assert got == pytest.approx(expected, rel=1e-9)
+
+
+def test_ssvm_loss_hamming_differs_from_normalized() -> None:
+    h, X, Y = _toy()
+    fits = {
+        lo: HierarchicalSVM(h, model="ssvm", ssvm_loss=lo, **FAST).fit(X, Y)
+        for lo in ("hamming", "normalized")
+    }
+    assert fits["hamming"]._loss_ == "node"
+    assert np.all(fits["hamming"].node_loss_weight_ == 1.0)
+    assert fits["normalized"]._loss_ == "normalized"
+    assert not np.allclose(fits["hamming"].coef_, fits["normalized"].coef_)
+
+
 # --- Clus HMC slices ----------------------------------------------------------------------------
 
 
@@ -216,6 +260,7 @@ def test_bad_parameters_raise_naming_them() -> None:
         ({"max_epochs": 0}, "max_epochs"),
         ({"labels": "some"}, "labels"),
         ({"layout": "rows"}, "layout"),
+        ({"ssvm_loss": "tree"}, "ssvm_loss"),
     ]:
         with pytest.raises(InvalidParameterError, match=match):
             HierarchicalSVM(h, **kw).fit(X, Y)

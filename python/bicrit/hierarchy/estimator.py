@@ -23,9 +23,12 @@ model       what is trained
             V ← U/√α, until the objective changes by less than ``tol`` (relative) or
             ``max_alternations``. α starts from NHSVM's ρ = 2 weights and is kept positive by
             mixing in ``alpha_eps`` of them (:func:`~bicrit.hierarchy.keep_positive`; α = 0 is
-            absorbing, DESIGN §3). The loss is fixed, as the thesis asks (it normalizes the
-            regulariser only): the normalized loss with the *starting* α (single label), leaf
-            Hamming (multi-label)
+            absorbing, DESIGN §3). The loss is fixed while α moves, as eq. ``SSVMp`` asks
+            ("Δ̃(y, y_i) = Δ(l, l_i): we no longer normalize the margins, only the
+            regularization"); the thesis does not name Δ, so ``ssvm_loss`` picks it (single
+            label): ``"normalized"`` — √(Σ_{y △ y_i} α) frozen at the *starting* α — or
+            ``"hamming"`` — the un-normalized node Hamming distance Δ^H of eq. ``HSVM`` (the
+            thesis's example Δ). Multi-label: leaf Hamming
 =========== =============================================================================
 
 **Objective and C.** Every model minimises ``½‖V‖² + C·Σ_i ℓ_i`` (scikit-learn's C multiplies
@@ -94,10 +97,13 @@ from bicrit.hierarchy.alpha import (
 from bicrit.hierarchy.graph import Hierarchy
 from bicrit.hierarchy.labels import add_virtual_leaves, check_labels, terminals
 
-__all__ = ["MODELS", "HierarchicalSVM"]
+__all__ = ["MODELS", "SSVM_LOSSES", "HierarchicalSVM"]
 
 MODELS = ("flat", "hsvm", "nhsvm", "nhsvm3", "ssvm")
 """The models of :class:`HierarchicalSVM`."""
+
+SSVM_LOSSES = ("normalized", "hamming")
+"""Shared SVM's fixed single-label losses (``ssvm_loss``)."""
 
 _HISTORY_COLUMNS = (
     "round",
@@ -177,6 +183,9 @@ class HierarchicalSVM(BaseEstimator):
         ``"auto"``, ``"leaves"`` or ``"any"`` (module docstring).
     alpha_every, max_alternations, alpha_eps:
         Shared SVM: epochs between α steps, largest number of α steps, positivity guard.
+    ssvm_loss:
+        Shared SVM's fixed single-label loss Δ(l, l_i) (eq. ``SSVMp``): ``"normalized"`` (the
+        normalized loss at the starting α) or ``"hamming"`` (node Hamming, un-normalized).
     n_hashed_features:
         Hash the input columns onto this many (``None``: no hashing).
     layout:
@@ -223,6 +232,7 @@ class HierarchicalSVM(BaseEstimator):
         alpha_every: int = 5,
         max_alternations: int = 10,
         alpha_eps: float = 1e-3,
+        ssvm_loss: str = "normalized",
         n_hashed_features: int | None = None,
         layout: str = "auto",
         batch_size: int = 1,
@@ -246,6 +256,7 @@ class HierarchicalSVM(BaseEstimator):
         self.alpha_every = alpha_every
         self.max_alternations = max_alternations
         self.alpha_eps = alpha_eps
+        self.ssvm_loss = ssvm_loss
         self.n_hashed_features = n_hashed_features
         self.layout = layout
         self.batch_size = batch_size
@@ -286,6 +297,10 @@ class HierarchicalSVM(BaseEstimator):
             raise InvalidParameterError(f"tol must be a number ≥ 0, got {self.tol!r}")
         if not (isinstance(self.alpha_eps, int | float) and 0 <= self.alpha_eps < 1):
             raise InvalidParameterError(f"alpha_eps must be in [0, 1), got {self.alpha_eps!r}")
+        if self.ssvm_loss not in SSVM_LOSSES:
+            raise InvalidParameterError(
+                f"ssvm_loss must be one of {SSVM_LOSSES}, got {self.ssvm_loss!r}"
+            )
         nh = self.n_hashed_features
         if nh is not None and (isinstance(nh, bool) or not isinstance(nh, int) or nh < 1):
             raise InvalidParameterError(f"n_hashed_features must be None or an int ≥ 1, got {nh!r}")
@@ -377,6 +392,9 @@ class HierarchicalSVM(BaseEstimator):
         a = np.maximum(a, 0.0)
         if multilabel:
             return a, "leaf", np.ones(h.n_nodes)
+        if m == "ssvm" and self.ssvm_loss == "hamming":
+            # eq. SSVMp with Δ = Δ^H (eq. HSVM): un-normalized, independent of α
+            return a, "node", np.ones(h.n_nodes)
         return a, "normalized", a.copy()
 
     def _structure(self, alpha: np.ndarray, loss: str, loss_w: np.ndarray) -> Any:
