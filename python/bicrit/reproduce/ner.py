@@ -73,6 +73,8 @@ __all__ = [
     "METHODS",
     "SGD",
     "Corpus",
+    "chosen_history",
+    "plot",
     "prepare",
     "run",
     "run_crfsuite",
