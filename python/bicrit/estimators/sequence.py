@@ -58,8 +58,9 @@ class SequenceSVM(StructuredSVM):
         allow it — margin, slack, β, generalized, Micro-F1 — and with SGD (Pegasos schedule)
         ProbLoss and the log loss (:func:`bicrit.estimators.base.auto_learner`). Measured on
         832 CoNLL-2002 Spanish sentences (dev = 30 % of ``esp.testa``): SGD's default Pegasos
-        step 1/(λt) reached entity F1 .51 after 5 epochs (margin) and .29–.39 after 10 (slack,
-        segment loss); BCFW .636 and .637 — ``benches/RESULTS-sequence.md``. ProbLoss learns
+        step 1/(λt) reached dev entity F1 .51 after 5 epochs (margin) and .39 / .30 after 10
+        (slack; slack with the segment loss); BCFW .63 and .64 — ``benches/RESULTS-sequence.md``,
+        ``benches/learners/bench_sequence_default.py``. ProbLoss learns
         nothing from scratch on chains (its subgradient vanishes at large margins): fit a
         margin model first and continue it (``warm_start=True``, ``set_params``), as
         :mod:`bicrit.reproduce.ner` does.
