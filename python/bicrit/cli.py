@@ -394,8 +394,8 @@ def _add_train(sub: Any) -> None:
     p.add_argument(
         "--learner",
         default="sgd",
-        choices=["sgd", "bcfw", "cutting-plane", "cutting-plane-n"],
-        help="learner (default: sgd)",
+        choices=["sgd", "bcfw", "cutting-plane", "cutting-plane-n", "auto"],
+        help="learner (default: sgd; auto: bcfw when the surrogate allows it, else sgd)",
     )
     p.add_argument("-C", type=_positive_float, default=1.0, help="C, multiplies the loss")
     p.add_argument("--epochs", type=_positive_int, default=None, help="maximum epochs (50)")

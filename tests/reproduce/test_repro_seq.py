@@ -135,8 +135,19 @@ def test_ner_scores_agree_with_seqeval(data):
 def test_ner_run_end_to_end(data, tmp_path):
     from bicrit.reproduce import ner
 
-    table = ner.run(SCALE, 1, tmp_path, datasets=("wnut17",), epochs=2, root=data)
-    assert set(table["method"]) >= {"margin", "probloss", "microf1"}
+    table = ner.run(
+        SCALE,
+        1,
+        tmp_path,
+        datasets=("wnut17",),
+        epochs=2,
+        lams=(1e-4,),
+        etas=(0.003,),
+        phase_factors=(1.0,),
+        bcfw_cs=(0.1,),
+        root=data,
+    )
+    assert set(table["method"]) >= {"margin", "probloss", "microf1", "margin-bcfw"}
     for col in ("f1_micro", "f1_macro", "sentence_f1", "token_accuracy"):
         assert table[col].is_between(0.0, 1.0).all(), col
     assert (table.filter(table["method"] != "crfsuite")["calls_per_inference"] >= 1).all()

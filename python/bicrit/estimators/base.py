@@ -66,7 +66,13 @@ from sklearn.utils.validation import check_is_fitted
 
 from bicrit.errors import InvalidInputError, InvalidParameterError, ModelFormatError
 
-__all__ = ["FeatureScaleWarning", "FitInterruptedWarning", "StructuredSVM", "auto_search"]
+__all__ = [
+    "FeatureScaleWarning",
+    "FitInterruptedWarning",
+    "StructuredSVM",
+    "auto_learner",
+    "auto_search",
+]
 
 
 class FitInterruptedWarning(UserWarning):
@@ -80,6 +86,13 @@ class FeatureScaleWarning(UserWarning):
 def auto_search(surrogate: Any, capabilities: Mapping[str, Any], learner: str) -> str:
     """The search ``search="auto"`` picks (see the module docstring's table)."""
     return "convex-hull"
+
+
+def auto_learner(surrogate: Any) -> str:
+    """The learner ``learner="auto"`` picks: ``bcfw`` for the surrogates that are a maximum of
+    functions affine in w (``affine_in_h``: margin, slack, β, generalized, Micro-F1 — what BCFW
+    needs, DESIGN §3), ``sgd`` otherwise (ProbLoss, log loss, surrogates that do not say)."""
+    return "bcfw" if bool(getattr(surrogate, "affine_in_h", False)) else "sgd"
 
 
 # ------------------------------------------------------------------ pieces ↔ JSON configs
@@ -287,8 +300,10 @@ class StructuredSVM(BaseEstimator):
         ``probloss-convex``, ``microf1`` or a plugin's; built with ``surrogate_params``.
     search : str, (name, options) or search object, default "auto"
         Loss-augmented inference; ``"auto"`` as in the module docstring's table.
-    learner : {"sgd", "bcfw", "cutting-plane", "cutting-plane-n"}, default "sgd"
-        See :mod:`bicrit.learners`; ``learner_params`` are passed to it.
+    learner : {"sgd", "bcfw", "cutting-plane", "cutting-plane-n", "auto"}, default "sgd"
+        See :mod:`bicrit.learners`; ``learner_params`` are passed to it. ``"auto"``:
+        :func:`auto_learner` — BCFW when the surrogate allows it, else SGD; the learner used
+        is ``learner_`` after fit.
     C : float, default 1.0
         Weight of the loss (scikit-learn's sense; mapping to the thesis in the module docstring).
     max_epochs : int, default 50
@@ -316,7 +331,8 @@ class StructuredSVM(BaseEstimator):
         One row per epoch: the trainer's statistics (``objective``, ``loss``, ``calls`` and calls
         by kind, ``calls_per_inference``, ``fractional``, ``time`` …, see
         :mod:`bicrit.learners`) and ``task_loss``, the mean training task loss.
-    n_epochs_, converged_, interrupted_, search_, fit_time_, n_features_in_ (matrix inputs),
+    n_epochs_, converged_, interrupted_, learner_ (``learner`` with "auto" resolved), search_,
+    fit_time_, n_features_in_ (matrix inputs),
     classes_ (multiclass).
 
     ``score`` is the structure's headline metric: accuracy (multiclass), subset accuracy
@@ -461,7 +477,7 @@ class StructuredSVM(BaseEstimator):
         search = self.search
         if isinstance(search, str) and search == "auto":
             caps = dict(getattr(structure, "capabilities", {}) or {})
-            search = auto_search(surrogate, caps, self.learner)
+            search = auto_search(surrogate, caps, self._learner_name(surrogate))
         if isinstance(search, str):
             params = dict(self.search_params or {})
             return (search, params) if params else search
@@ -470,9 +486,9 @@ class StructuredSVM(BaseEstimator):
     def _check_params(self) -> None:
         from bicrit.learners import LEARNER_NAMES
 
-        if not isinstance(self.learner, str) or self.learner not in LEARNER_NAMES:
+        if not isinstance(self.learner, str) or self.learner not in (*LEARNER_NAMES, "auto"):
             raise InvalidParameterError(
-                f"learner must be one of {', '.join(LEARNER_NAMES)}, got {self.learner!r}"
+                f"learner must be one of {', '.join(LEARNER_NAMES)} or 'auto', got {self.learner!r}"
             )
         c = self.C
         if isinstance(c, bool) or not isinstance(c, int | float | np.number) or not c > 0:
@@ -509,9 +525,14 @@ class StructuredSVM(BaseEstimator):
                 f"learner_params must not set {sorted(reserved)}: they are estimator parameters"
             )
 
-    def _learner_params(self) -> dict[str, Any]:
+    def _learner_name(self, surrogate: Any) -> str:
+        """``learner``, with ``"auto"`` resolved for ``surrogate`` (:func:`auto_learner`)."""
+        return auto_learner(surrogate) if self.learner == "auto" else str(self.learner)
+
+    def _learner_params(self, learner: str | None = None) -> dict[str, Any]:
         from bicrit.learners import LEARNERS
 
+        learner = str(self.learner) if learner is None else learner
         params = dict(self.learner_params or {})
         params["C"] = float(self.C)
         params["n_jobs"] = 1 if self.n_jobs is None else int(self.n_jobs)
@@ -520,7 +541,7 @@ class StructuredSVM(BaseEstimator):
         else:
             params["random_state"] = int(self.random_state)
         params.setdefault("task_loss", True)
-        if "tol" in LEARNERS[self.learner].params and self.tol is not None:
+        if "tol" in LEARNERS[learner].params and self.tol is not None:
             params.setdefault("tol", float(self.tol))
         return params
 
@@ -579,14 +600,13 @@ class StructuredSVM(BaseEstimator):
         Xn, Yn = structure.native_inputs(X, Y)
         surrogate = self._surrogate_obj()
         search = self._search_spec(surrogate, structure)
-        params = self._learner_params()
+        learner = self._learner_name(surrogate)
+        params = self._learner_params(learner)
         stable = dict(params)
         if self.random_state is None:  # a fresh seed per fit must not prevent continuing
             stable.pop("random_state")
         key = (
-            _fingerprint(
-                (Xn, Yn, repr(search), repr(surrogate), self.learner, sorted(stable.items()))
-            )
+            _fingerprint((Xn, Yn, repr(search), repr(surrogate), learner, sorted(stable.items())))
             if self.warm_start
             else None
         )
@@ -596,11 +616,11 @@ class StructuredSVM(BaseEstimator):
         rows: list[dict[str, Any]] = list(self._history_rows) if continuing else []
         if trainer is None:
             w0 = np.ravel(self.coef_) if continuing else None
-            trainer = _new_trainer(structure, Xn, Yn, surrogate, search, self.learner, params, w0)
+            trainer = _new_trainer(structure, Xn, Yn, surrogate, search, learner, params, w0)
         show = bool(self.verbose) and sys.stderr.isatty()
         bar = tqdm(
             total=int(self.max_epochs),
-            desc=f"{type(self).__name__} ({self.learner})",
+            desc=f"{type(self).__name__} ({learner})",
             unit="epoch",
             disable=not show,
             leave=False,
@@ -656,6 +676,7 @@ class StructuredSVM(BaseEstimator):
         self.n_epochs_ = len(rows)
         self.converged_ = converged
         self.interrupted_ = interrupted
+        self.learner_ = learner
         self.search_ = search if isinstance(search, str) else getattr(search, "name", search)
         self.fit_time_ = (
             time.perf_counter()
@@ -731,6 +752,7 @@ class StructuredSVM(BaseEstimator):
             "calls_per_inference": calls / inferences if inferences else float("nan"),
             "fractional": int(h["fractional"].fill_null(0).sum()),
             "search": self.search_,
+            "learner": getattr(self, "learner_", self.learner),
         }
 
     # ---------------------------------------------------------------- pickling / saving
@@ -796,6 +818,7 @@ class StructuredSVM(BaseEstimator):
                 "converged_": self.converged_,
                 "interrupted_": self.interrupted_,
                 "search_": self.search_ if isinstance(self.search_, str) else None,
+                "learner_": getattr(self, "learner_", None),
                 "fit_time_": self.fit_time_,
                 "n_features_in_": getattr(self, "n_features_in_", None),
             },

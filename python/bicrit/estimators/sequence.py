@@ -53,6 +53,17 @@ class SequenceSVM(StructuredSVM):
         Applied to token inputs; None: ``SequenceFeaturizer()``.
     loss : {"hamming", "segment"}, default "hamming"
         The chain's task loss: wrong tokens, or chunk-level FP + FN (IOB string tags only).
+    learner : str, default "auto"
+        ``"auto"`` trains with BCFW (line search, no step size to tune) the surrogates that
+        allow it — margin, slack, β, generalized, Micro-F1 — and with SGD (Pegasos schedule)
+        ProbLoss and the log loss (:func:`bicrit.estimators.base.auto_learner`). Measured on
+        832 CoNLL-2002 Spanish sentences (dev = 30 % of ``esp.testa``): SGD's default Pegasos
+        step 1/(λt) reached dev entity F1 .51 after 5 epochs (margin) and .39 / .30 after 10
+        (slack; slack with the segment loss); BCFW .63 and .64 — ``benches/RESULTS-sequence.md``,
+        ``benches/learners/bench_sequence_default.py``. ProbLoss learns
+        nothing from scratch on chains (its subgradient vanishes at large margins): fit a
+        margin model first and continue it (``warm_start=True``, ``set_params``), as
+        :mod:`bicrit.reproduce.ner` does.
     The other parameters are :class:`StructuredSVM`'s. Hashed binary features need no scaling.
     """
 
@@ -62,7 +73,7 @@ class SequenceSVM(StructuredSVM):
         loss: str = "hamming",
         surrogate: Any = "margin",
         search: Any = "auto",
-        learner: str = "sgd",
+        learner: str = "auto",
         C: float = 1.0,
         max_epochs: int = 50,
         tol: float | None = 1e-3,

@@ -174,12 +174,23 @@ def plot_convergence(
     return path
 
 
-def main(run: Callable[..., pl.DataFrame], description: str, argv: Sequence[str] | None = None):
+def main(
+    run: Callable[..., pl.DataFrame],
+    description: str,
+    argv: Sequence[str] | None = None,
+    *,
+    default_scale: float = 0.05,
+    default_seeds: int = 1,
+):
     """``python -m bicrit.reproduce.<name> [--scale S] [--seeds N] [--out DIR]``: runs and prints
     the table (and writes it, the histories and plots under ``--out``)."""
     parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--scale", type=float, default=0.05, help="fraction of the training set")
-    parser.add_argument("--seeds", type=int, default=1, help="number of seeds (subsample, order)")
+    parser.add_argument(
+        "--scale", type=float, default=default_scale, help="fraction of the training set"
+    )
+    parser.add_argument(
+        "--seeds", type=int, default=default_seeds, help="number of seeds (subsample, order)"
+    )
     parser.add_argument("--out", type=Path, default=None, help="folder for tables and plots")
     args = parser.parse_args(argv)
     table = run(args.scale, args.seeds, args.out)
