@@ -703,15 +703,28 @@ class HierarchicalSVM(BaseEstimator):
         root = self.hierarchy_.root
         return [y[(y < n0) & (y != root)].astype(np.int64) for y in Y]
 
-    def predict(self, X: Any) -> list[np.ndarray]:
+    def predict(self, X: Any, *, threshold: float = 0.0) -> list[np.ndarray]:
         """Predicted label sets: sorted int64 node ids, ancestor-closed, root excluded (the
         Clus HMC loader's convention). Single label: the best leaf path; multi-label: the exact
-        argmax of the score over the label space."""
+        argmax of the score over the label space (thesis eq. ``integerprogram`` without the loss
+        term: DP on trees, min-cut on DAGs).
+
+        ``threshold`` (multi-label only) is added to the score of every original non-root node
+        before the argmax, so the decoded set maximises ``Σ_{n ∈ y} (U_n·x + threshold)``: each
+        reported node is worth ``threshold`` more, and a larger value predicts larger sets. The
+        models are trained with the leaf-Hamming loss, whose optimum leaves out every node that
+        is in fewer than half of the labels; set-level metrics such as hierarchical F1 reward
+        larger sets, so choose ``threshold`` on validation data (0 is the thesis's decoding)."""
         self._check_fitted()
         Xc = self._check_x(X, fitting=False)
         h = self.hierarchy_
+        thr = threshold
+        if isinstance(thr, bool) or not isinstance(thr, int | float) or not np.isfinite(thr):
+            raise InvalidParameterError(f"threshold must be a finite number, got {thr!r}")
         out: list[np.ndarray] = []
         if not self.multilabel_:
+            if thr != 0:
+                raise IncompatibleError("threshold is for multi-label models only")
             leaves = h.leaves
             for a in range(0, Xc.shape[0], _PREDICT_CHUNK):
                 S = self._node_scores(Xc[a : a + _PREDICT_CHUNK])
@@ -721,8 +734,12 @@ class HierarchicalSVM(BaseEstimator):
             return self._to_original(out)
         s = self._predict_structure()
         gold = np.union1d(h.closure([int(h.leaves[0])]), [h.root]).astype(np.int64)
+        shift = np.zeros(h.n_nodes)
+        if thr != 0:
+            shift[: self.n_nodes_original_] = float(thr)  # virtual leaves are not reported
+            shift[h.root] = 0.0
         for a in range(0, Xc.shape[0], _PREDICT_CHUNK):
-            S = self._node_scores(Xc[a : a + _PREDICT_CHUNK])
+            S = self._node_scores(Xc[a : a + _PREDICT_CHUNK]) + shift
             found = s.batch_oracle_scores(S, [gold] * S.shape[0], {}, n_jobs=self.n_jobs)
             out.extend(np.asarray(per[0].label, dtype=np.int64) for per in found)
         return self._to_original(out)
