@@ -39,6 +39,10 @@ def fmt(mean: float | None, sd: float | None = None) -> str:
     return f"{mean:.3f}" if sd is None else f"{mean:.3f} ± {sd:.3f}"
 
 
+def _opt(x: float | None, digits: int) -> str:
+    return "–" if x is None else f"{x:.{digits}f}"
+
+
 def table(per_seed: pl.DataFrame) -> str:
     """The Markdown table: ours, then the reference rows."""
     s = ml.summarize(per_seed)
@@ -64,8 +68,8 @@ def table(per_seed: pl.DataFrame) -> str:
             str(r["seeds"]) if ours else "–",
             *(fmt(r[m], r.get(f"{m}_sd") if ours else None) for m in ml.METRICS),
             cts,
-            fmt(r["epochs"]) if ours and r["epochs"] is not None else "–",
-            fmt(r["gap_max"]) if ours and r["gap_max"] is not None else "–",
+            f"{r['epochs']:.1f}" if ours and r["epochs"] is not None else "–",
+            f"{r['gap_max']:.3f}" if ours and r["gap_max"] is not None else "–",
             f"{r['fit_cpu_s']:.1f}" if ours else "–",
             f"{r['calls_per_inference']:.2f}" if ours and r["calls_per_inference"] else "–",
         ]
@@ -132,7 +136,8 @@ def cv_curve(cv: pl.DataFrame) -> str:
     for r in g.iter_rows(named=True):
         lines.append(
             f"| {r['method']} | {r['C_thesis']:g} | {r['fits']} | {r['acc']:.4f} | "
-            f"{r['hamming']:.4f} | {r['micro_f1']:.4f} | {fmt(r['epochs'])} | {fmt(r['gap'])} |"
+            f"{r['hamming']:.4f} | {r['micro_f1']:.4f} | {_opt(r['epochs'], 1)} | "
+            f"{_opt(r['gap'], 3)} |"
         )
     return "\n".join(lines)
 

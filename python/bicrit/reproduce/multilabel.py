@@ -30,9 +30,10 @@ instance order.
 
 The result is a polars DataFrame with one row per method (mean and sd over the seeds) and, for
 yeast, the thesis's and the peers' numbers as extra rows (``source``), so ours print beside
-theirs. With ``out`` the per-seed rows (``<dataset>_seeds.csv``), the summary, the training
-histories of seed 0 (``<dataset>_history.csv``) and, when matplotlib is installed, plots of the
-convergence vs epochs and vs oracle calls (``<dataset>_convergence.png``) are written there.
+theirs. With ``out`` the per-seed rows (``<dataset>_seeds.csv``), the validation scores of every
+(C_t, fold) (``<dataset>_cv.csv``), the summary, the training histories of the first seed
+(``<dataset>_history.csv``) and, when matplotlib is installed, plots of the convergence vs
+epochs and vs oracle calls (``<dataset>_convergence.png``) are written there.
 """
 
 from __future__ import annotations
