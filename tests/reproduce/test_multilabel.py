@@ -42,6 +42,65 @@ def test_validation_split_rejects(n: int, fraction: float) -> None:
         ml.validation_split(n, 0, fraction)
 
 
+@pytest.mark.parametrize(("n", "folds"), [(3, 3), (10, 3), (1500, 3), (11, 5)])
+@pytest.mark.parametrize("seed", [0, 2])
+def test_kfold_splits_partition(n: int, folds: int, seed: int) -> None:
+    splits = ml.kfold_splits(n, folds, seed)
+    assert len(splits) == folds
+    vals = [v for _, v in splits]
+    assert np.array_equal(np.sort(np.concatenate(vals)), np.arange(n))  # disjoint, covering
+    sizes = [len(v) for v in vals]
+    assert max(sizes) - min(sizes) <= 1
+    for fit, val in splits:
+        assert np.array_equal(np.union1d(fit, val), np.arange(n))
+        assert len(np.intersect1d(fit, val)) == 0
+        assert np.all(np.diff(fit) > 0) and np.all(np.diff(val) > 0)
+    other = ml.kfold_splits(n, folds, seed + 1)
+    if n >= 10:
+        assert not all(np.array_equal(a[1], b[1]) for a, b in zip(splits, other, strict=True))
+
+
+def test_kfold_splits_one_fold_is_validation_split_and_rejects() -> None:
+    ((fit, val),) = ml.kfold_splits(40, 1, 3)
+    f2, v2 = ml.validation_split(40, 3)
+    assert np.array_equal(fit, f2) and np.array_equal(val, v2)
+    with pytest.raises(InvalidParameterError):
+        ml.kfold_splits(2, 3, 0)
+    with pytest.raises(InvalidParameterError):
+        ml.kfold_splits(10, 0, 0)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"folds": 0},
+        {"tol": -1.0},
+        {"grid": ()},
+        {"grid": (0.1, 0.0)},
+        {"criterion": "nope"},
+        {"epochs": 0},
+    ],
+)
+def test_setup_rejects(bad: dict) -> None:
+    with pytest.raises(InvalidParameterError):
+        ml.MultilabelSetup("x", **bad)
+
+
+def test_select_c_uses_cv_means() -> None:
+    """The chosen C_t is the one with the best mean validation score over the folds, the
+    records hold one row per (C_t, fold), and selection sees training data only."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(45, 4))
+    Y = (X[:, :3] + rng.normal(scale=0.5, size=(45, 3)) > 0).astype(np.int64)
+    setup = ml.MultilabelSetup("s", epochs=5, folds=3, grid=(1e-2, 1.0, 100.0), criterion="hamming")
+    ct, recs = ml.select_c("margin", X, Y, setup, epochs=5, seed=0)
+    assert len(recs) == 9
+    assert {r["fold"] for r in recs} == {0, 1, 2}
+    means = {c: np.mean([r["hamming"] for r in recs if r["C_thesis"] == c]) for c in setup.grid}
+    assert means[ct] == min(means.values())
+    assert all(r["epochs"] <= 5 for r in recs)
+
+
 def test_c_grid_maps_thesis_grid() -> None:
     grid = ml.c_grid(1000)
     assert grid == pytest.approx([10.0, 1.0, 0.1, 0.01])
@@ -86,12 +145,21 @@ def test_tiny_synthetic_run_and_cli(tmp_path, capsys) -> None:
         out=tmp_path,
         methods=["ovr", "margin", "slack"],
         data=(X[:40], Y[:40], X[40:], Y[40:]),
-        setup=ml.MultilabelSetup("synthetic", epochs=3),
+        setup=ml.MultilabelSetup("synthetic", epochs=3, folds=2, grid=(1e-2, 1e-1)),
     )
     assert table["method"].to_list() == ["ovr", "margin", "slack"]
     assert (table["seeds"] == 2).all()
     per_seed = pl.read_csv(tmp_path / "synthetic_seeds.csv")
     assert per_seed.height == 6
+    cv = pl.read_csv(tmp_path / "synthetic_cv.csv")
+    assert cv.height == 2 * 3 * 2 * 2  # seeds × methods × folds × grid
+    # each seed's chosen C_t has the best mean validation accuracy of its method and seed
+    means = cv.group_by("method", "seed", "C_thesis").agg(pl.col("acc").mean())
+    for row in per_seed.iter_rows(named=True):
+        m = means.filter((pl.col("method") == row["method"]) & (pl.col("seed") == row["seed"]))
+        assert row["val_score"] == pytest.approx(m["acc"].max())
+        best = m.filter(pl.col("acc") == m["acc"].max())["C_thesis"]
+        assert row["C_thesis"] in best.to_list()
     assert (tmp_path / "synthetic_history.csv").exists()
 
 
