@@ -237,3 +237,37 @@ def test_cli_list_and_errors(capsys) -> None:
     assert "no experiment 'nope'" in capsys.readouterr().err
     assert main(["reproduce", "yeast", "--scale", "0"]) == 2
     assert main(["reproduce", "yeast", "--seeds", "0"]) == 2
+
+
+@pytest.mark.parametrize("noise", [False, True])
+def test_select_c_extends_the_grid_only_from_its_top_edge(noise: bool) -> None:
+    """``extend`` values are tried in order, each only while the best mean so far sits at the
+    largest C_t tried; the choice is the best over everything tried."""
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(45, 4))
+    signal = rng.normal(size=(45, 3)) if noise else X[:, :3]
+    Y = (signal + rng.normal(scale=0.5, size=(45, 3)) > 0.8).astype(np.int64)
+    setup = ml.MultilabelSetup(
+        "s", epochs=5, folds=3, grid=(1e-3, 1e-2), extend=(1.0, 100.0), criterion="hamming"
+    )
+    ct, recs = ml.select_c("margin", X, Y, setup, epochs=5, seed=0)
+    tried = sorted({r["C_thesis"] for r in recs})
+    order = [*setup.grid, *setup.extend]
+    assert tried == order[: len(tried)] and len(tried) >= len(setup.grid)
+    means = {c: np.mean([r["hamming"] for r in recs if r["C_thesis"] == c]) for c in tried}
+
+    def best(cs: list[float]) -> float:  # lowest Hamming, ties to the larger C_t
+        return min(sorted(cs, reverse=True), key=lambda c: means[c])
+
+    for k in range(len(setup.grid), len(tried)):  # each extension was earned by an edge optimum
+        assert best(tried[:k]) == tried[k - 1]
+    if len(tried) < len(order):  # and the search stopped at an interior optimum
+        assert best(tried) != tried[-1]
+    assert ct == best(tried)
+
+
+def test_setup_rejects_extension_inside_the_grid() -> None:
+    with pytest.raises(InvalidParameterError, match="extend"):
+        ml.MultilabelSetup("x", grid=(1e-2, 1e-1), extend=(1e-2,))
+    with pytest.raises(InvalidParameterError, match="extend"):
+        ml.MultilabelSetup("x", grid=(1e-2, 1e-1), extend=(3.0, 1.0))
