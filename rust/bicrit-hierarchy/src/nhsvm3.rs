@@ -269,15 +269,7 @@ impl Nhsvm3Sgd {
         ctx: &Context<'_>,
     ) -> Result<Nhsvm3Stats> {
         check_problem(h, data, labels)?;
-        if labels.len() != self.n || h.size_joint_feature() != self.v.len() {
-            return Err(Error::input(format!(
-                "the learner was built for {} instances and {} weights, got {} and {}",
-                self.n,
-                self.v.len(),
-                labels.len(),
-                h.size_joint_feature()
-            )));
-        }
+        bicrit_learners::check_counts((self.n, self.v.len()), (labels.len(), h.size_joint_feature()))?;
         let saved = (self.v.clone(), self.s, self.avg.clone(), self.t, self.epochs, self.rng.clone());
         let out = self.run_epoch(h, data, labels, ctx);
         if out.is_err() {

@@ -285,20 +285,24 @@ pub(crate) fn keep_warm<L: Clone + PartialEq>(
     journal.warm.push((i, old));
 }
 
-/// Adds the counts of `b` to `a`.
 /// Refuses a problem whose size is not the one the learner was built for (`n` instances, `dim`
 /// joint features).
 pub(crate) fn check_size<S: Structure>(p: &Problem<'_, S>, n: usize, dim: usize) -> Result<()> {
-    if p.n() != n || p.dim() != dim {
+    check_counts((n, dim), (p.n(), p.dim()))
+}
+
+/// A learner built for `built` = (instances, joint features) refuses a problem of another size.
+pub fn check_counts(built: (usize, usize), got: (usize, usize)) -> Result<()> {
+    if built != got {
         return Err(Error::input(format!(
-            "the learner was built for {n} instances and {dim} joint features, the problem has {} and {}",
-            p.n(),
-            p.dim()
+            "the learner was built for {} instances and {} joint features, the problem has {} and {}",
+            built.0, built.1, got.0, got.1
         )));
     }
     Ok(())
 }
 
+/// Adds the counts of `b` to `a`.
 pub fn add_calls(a: &mut Calls, b: &Calls) {
     a.lambda += b.lambda;
     a.extreme += b.extreme;
