@@ -965,7 +965,8 @@ impl HierarchyStructure {
         })
     }
 
-    /// [`Self::ratio_from_scores`] for instance `i` of `data` under weights `w`.
+    /// [`Self::ratio_from_scores`] for instance `i` of `data` under weights `w`
+    /// ([`Self::ratio_oracle_scaled`] at scale 1).
     pub fn ratio_oracle(
         &self,
         w: &[f64],
@@ -974,15 +975,7 @@ impl HierarchyStructure {
         y_true: &[u32],
         offset: f64,
     ) -> Result<(Scored<HierLabel>, f64)> {
-        self.check_width(data)?;
-        let sigma = with_scratch(|sc| {
-            let mut sigma = std::mem::take(&mut sc.sigma);
-            self.node_scores(w, &data.view(), i, &mut sigma);
-            let out = sigma.clone();
-            sc.sigma = sigma;
-            out
-        });
-        self.ratio_from_scores(&sigma, y_true, offset)
+        self.ratio_oracle_scaled(w, 1.0, data, i, y_true, offset)
     }
 
     /// The terminal node of a single-path label (its deepest node), if it is one.

@@ -5,7 +5,7 @@
 use bicrit_core::{CsrMatrix, Error, Result, SparseVec};
 
 use super::{with_scratch, HierLabel, HierarchyStructure, WeightLayout};
-use crate::Scored;
+use crate::{Scored, Structure};
 
 impl HierarchyStructure {
     /// [`Self::ratio_from_scores`] for instance `i` of `data` under the weights `scale · w`
@@ -20,16 +20,13 @@ impl HierarchyStructure {
         y_true: &[u32],
         offset: f64,
     ) -> Result<(Scored<HierLabel>, f64)> {
-        self.check_width(data)?;
-        if w.len() != self.size_joint_feature_len() {
+        self.check_row(data, i)?;
+        if w.len() != self.size_joint_feature() {
             return Err(Error::input(format!(
                 "w has length {} but the joint feature size is {}",
                 w.len(),
-                self.size_joint_feature_len()
+                self.size_joint_feature()
             )));
-        }
-        if i >= data.n_rows() {
-            return Err(Error::input(format!("instance {i} outside the {} rows of X", data.n_rows())));
         }
         if !(scale.is_finite() && scale > 0.0) {
             return Err(Error::param(format!("the weight scale must be finite and > 0, got {scale}")));
@@ -57,10 +54,7 @@ impl HierarchyStructure {
         coef: f64,
         out: &mut SparseVec,
     ) -> Result<()> {
-        self.check_width(data)?;
-        if i >= data.n_rows() {
-            return Err(Error::input(format!("instance {i} outside the {} rows of X", data.n_rows())));
-        }
+        self.check_row(data, i)?;
         self.check(y)?;
         self.check(y_true)?;
         let x = data.view();
@@ -84,7 +78,12 @@ impl HierarchyStructure {
         Ok(())
     }
 
-    fn size_joint_feature_len(&self) -> usize {
-        self.n_nodes() * self.n_features
+    /// `data` has this structure's width and a row `i`.
+    fn check_row(&self, data: &CsrMatrix, i: usize) -> Result<()> {
+        self.check_width(data)?;
+        if i >= data.n_rows() {
+            return Err(Error::input(format!("instance {i} outside the {} rows of X", data.n_rows())));
+        }
+        Ok(())
     }
 }
