@@ -137,15 +137,21 @@ def test_ssvm_objective_decreases_over_alternations(small) -> None:
     # α is feasible: every leaf sum is at most 1 (the trees' closed form makes it exactly 1)
     h = est.hierarchy_
     sums = h.ancestor_matrix[h.leaves].toarray() @ est.alpha_
-    assert np.all(sums <= 1 + 1e-9) and np.all(est.alpha_ > 0)
+    assert np.all(sums <= 1 + 1e-9)
+    # positive except at the root, whose block cancels in every margin (SSVM's optimum and
+    # starting point have α_root = 0, and so U_root = 0)
+    rest = np.arange(h.n_nodes) != h.root
+    assert np.all(est.alpha_[rest] > 0) and est.alpha_[h.root] == 0.0
+    assert np.all(est.coef_[h.root] == 0.0)
 
 
 @pytest.mark.parametrize("ssvm_loss", ["hamming", "normalized"])
 def test_ssvm_objective_matches_enumeration(ssvm_loss: str) -> None:
     """Eq. SSVMp at the returned (U, α), computed here by enumerating the leaves: λΣ‖U_n‖²/α_n
     (as ½Σ‖U_n‖²/α_n + C·Σ_i loss) with the fixed loss Δ(l, l_i) — the node Hamming distance
-    |Ā(l) △ Ā(l_i)| (``hamming``) or √(Σ_{Ā(l) △ Ā(l_i)} α⁰) at NHSVM's starting α⁰, ρ = 2
-    (``normalized``) — must equal the objective the estimator reports after its last α step."""
+    |Ā(l) △ Ā(l_i)| (``hamming``) or √(Σ_{Ā(l) △ Ā(l_i)} α⁰) at the starting α⁰ (ρ = 2 with
+    α⁰_root = 0; ``normalized``) — must equal the objective the estimator reports after its last
+    α step. A node with α_n = 0 must have U_n = 0 and adds nothing (the thesis's convention)."""
     from bicrit.hierarchy import power_alpha
 
     h, X, Y = _toy()
@@ -155,7 +161,7 @@ def test_ssvm_objective_matches_enumeration(ssvm_loss: str) -> None:
     ).fit(X, Y)
     U, a = est.coef_, est.alpha_
     paths = {leaf: set(h.closure([leaf]).tolist()) | {h.root} for leaf in (2, 3, 4)}
-    a0 = power_alpha(h, 2.0)
+    a0 = power_alpha(h, 2.0, include_root=False)
 
     def delta(l1: int, l2: int) -> float:
         sd = paths[l1] ^ paths[l2]
@@ -167,7 +173,10 @@ def test_ssvm_objective_matches_enumeration(ssvm_loss: str) -> None:
         li = int(y.max())  # the leaf: the deepest id of the toy tree's paths
         score = {leaf: S[i, sorted(p)].sum() for leaf, p in paths.items()}
         loss += max(score[leaf] - score[li] + delta(leaf, li) for leaf in paths)
-    expected = 0.5 * float(np.sum(np.sum(U * U, axis=1) / a)) + C * loss
+    sq = np.sum(U * U, axis=1)
+    assert np.all(sq[a == 0] == 0.0)
+    reg = np.divide(sq, a, out=np.zeros_like(sq), where=a > 0)
+    expected = 0.5 * float(np.sum(reg)) + C * loss
     got = est.history_.filter(est.history_["phase"] == "alpha")["objective"][-1]
     assert got == pytest.approx(expected, rel=1e-9)
 

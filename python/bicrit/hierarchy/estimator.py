@@ -162,10 +162,11 @@ class HierarchicalSVM(BaseEstimator):
         ``None``: leaf sums of α equal to 1; a float ≥ 1: the relaxed ``1 ≤ Σ ≤ T`` (DAGs; the
         thesis uses 1.5).
     include_root:
-        Count the root in α's problem (the thesis's). The root is in every label, so its block
-        cancels in every margin; ``False`` fixes α_root = 0, which only rescales the other
+        Count the root in NHSVM's α problem (the thesis's). The root is in every label, so its
+        block cancels in every margin; ``False`` fixes α_root = 0, which only rescales the other
         weights — use it for ρ close to 1, where the root would take almost everything
-        (:func:`~bicrit.hierarchy.power_alpha`).
+        (:func:`~bicrit.hierarchy.power_alpha`). SSVM ignores it: its optimum has α_root = 0,
+        and it starts from the ρ = 2 weights with α_root = 0.
     surrogate, search, learner:
         As in :mod:`bicrit.learners` (``search="auto"`` is ``"convex-hull"``). ``nhsvm3`` has its
         own SGD loop and needs ``surrogate="margin"``, ``learner="sgd"``.
@@ -384,7 +385,9 @@ class HierarchicalSVM(BaseEstimator):
         relaxed = self.T is not None
         T = float(self.T) if relaxed else 1.5
         if m == "ssvm":
-            a = power_alpha(h, 2.0, relaxed=relaxed, T=T, include_root=bool(self.include_root))
+            # the root is in every label, so its block cancels in every margin and SSVM's optimum
+            # has U_root = 0, hence α_root = 0: start there (ρ = 2 weights of the other nodes)
+            a = power_alpha(h, 2.0, relaxed=relaxed, T=T, include_root=False)
         else:
             a = node_weights(
                 h, float(self.rho), relaxed=relaxed, T=T, include_root=bool(self.include_root)
