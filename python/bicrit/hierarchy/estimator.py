@@ -21,7 +21,8 @@ model       what is trained
             learner on V with U = √α·V, then the α step ``argmin Σ‖U_n‖²/α_n`` (ArgminAlphaTree
             in O(M) on trees, a conic program on DAGs; :func:`~bicrit.hierarchy.shared_alpha`),
             V ← U/√α, until the objective changes by less than ``tol`` (relative) or
-            ``max_alternations``. α starts from NHSVM's ρ = 2 weights and is kept positive by
+            ``max_alternations``. α starts from the ρ = 2 weights with α_root = 0 (the root cancels
+            in every margin, so the optimum has α_root = 0) and is kept positive by
             mixing in ``alpha_eps`` of them (:func:`~bicrit.hierarchy.keep_positive`; α = 0 is
             absorbing, DESIGN §3). The loss is fixed while α moves, as eq. ``SSVMp`` asks
             ("Δ̃(y, y_i) = Δ(l, l_i): we no longer normalize the margins, only the
