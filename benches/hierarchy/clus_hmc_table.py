@@ -268,6 +268,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--datasets", nargs="*", default=list(DATASETS))
     ap.add_argument("--no-peers", action="store_true")
+    ap.add_argument("--models", nargs="*", default=list(MODELS), help="a subset of MODELS")
     ap.add_argument("--out", default=None, help="CSV of the table")
     ap.add_argument("--md", default=None, help="Markdown of the table (for RESULTS.md)")
     ap.add_argument("--epochs", type=int, default=FIT["max_epochs"], help="max_epochs per fit")
@@ -276,7 +277,7 @@ def main() -> None:
     pl.Config.set_tbl_rows(60)
     pl.Config.set_tbl_cols(20)
     t0 = time.perf_counter()
-    table = run(tuple(args.datasets), peers=not args.no_peers)
+    table = run(tuple(args.datasets), tuple(args.models), peers=not args.no_peers)
     print(table)
     print(f"total {time.perf_counter() - t0:.0f}s")
     if args.out:
