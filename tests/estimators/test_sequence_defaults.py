@@ -66,6 +66,20 @@ def test_default_fit_beats_most_frequent_tag(esp, kw):
     assert f1 > baseline, (f1, baseline)
 
 
+def test_probloss_with_default_warmup_learns_and_from_scratch_does_not(esp):
+    """``SequenceSVM(surrogate="probloss")`` warms up with margin rescaling (``warmup="auto"``)
+    and beats the most-frequent-tag tagger; with ``warmup=0`` SGD stalls where ProbLoss's slope
+    vanishes and tags every token O (entity F1 below the baseline) — why the default exists."""
+    train, test = esp
+    baseline = most_frequent_tag_f1(train, test)
+    est = SequenceSVM(surrogate="probloss", max_epochs=20, random_state=0).fit(*train)
+    assert est.learner_ == "sgd"
+    assert est.history_["surrogate"].to_list() == ["margin"] * 10 + ["probloss"] * 10
+    assert est.score(*test) > baseline
+    cold = SequenceSVM(surrogate="probloss", max_epochs=10, warmup=0, random_state=0)
+    assert cold.fit(*train).score(*test) < baseline
+
+
 @pytest.mark.slow
 def test_probloss_continues_a_margin_model(esp):
     """The route the docstring gives for ProbLoss: margin first, then ``warm_start``."""

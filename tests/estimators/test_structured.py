@@ -148,6 +148,10 @@ def test_bad_predict_input(emotions_scaled):
         ({"n_jobs": 0}, "n_jobs"),
         ({"random_state": -3}, "random_state"),
         ({"learner_params": {"C": 2.0}}, "learner_params"),
+        ({"warmup": -1}, "warmup"),
+        ({"warmup": "half"}, "warmup"),
+        ({"warmup": True}, "warmup"),
+        ({"warmup": 5, "max_epochs": 5}, "warmup"),
     ],
 )
 def test_bad_parameters_name_the_parameter(iris_scaled, params, name):
@@ -269,6 +273,47 @@ def test_history_is_a_polars_frame_with_epoch_stats(emotions_scaled):
         assert col in h.columns
     assert h["epoch"].to_list() == [1, 2, 3]
     assert h["task_loss"].min() >= 0 and h["calls"].min() >= h["inferences"].min() > 0
+
+
+def test_warmup_auto_trains_margin_first_only_for_a_non_convex_surrogate(emotions_scaled):
+    """``warmup="auto"``: ProbLoss (``convex_in_h`` False) trains margin rescaling for
+    ``max_epochs // 2`` epochs, then itself; margin and slack train themselves from the start."""
+    X, Y, _, _ = emotions_scaled
+    kw = {"max_epochs": 6, "tol": None, "random_state": 0, "learner": "sgd"}
+    prob = StructuredSVM(surrogate="probloss", **kw).fit(X, Y)
+    assert prob.history_["surrogate"].to_list() == ["margin"] * 3 + ["probloss"] * 3
+    for name in ("margin", "slack"):
+        est = StructuredSVM(surrogate=name, **kw).fit(X, Y)
+        assert est.history_["surrogate"].to_list() == [name] * 6
+    # an explicit count works for any surrogate, and 0 switches it off
+    slack = StructuredSVM(surrogate="slack", warmup=2, **kw).fit(X, Y)
+    assert slack.history_["surrogate"].to_list() == ["margin"] * 2 + ["slack"] * 4
+    cold = StructuredSVM(surrogate="probloss", warmup=0, **kw).fit(X, Y)
+    assert cold.history_["surrogate"].to_list() == ["probloss"] * 6
+
+
+def test_warmup_hands_its_weights_and_step_schedule_to_the_surrogate(emotions_scaled):
+    """After the warm-up the surrogate starts from the margin model's averaged weights (equal to
+    a 3-epoch margin fit with the same seed) and SGD's Pegasos schedule continues: the first
+    step size of the surrogate's phase is the one after the warm-up's steps, not η_1."""
+    from bicrit.learners import make_trainer
+
+    X, Y, _, _ = emotions_scaled
+    kw = {"tol": None, "random_state": 0, "learner": "sgd", "C": 1.0}
+    est = StructuredSVM(surrogate="slack", max_epochs=4, warmup=3, **kw).fit(X, Y)
+    margin = StructuredSVM(surrogate="margin", max_epochs=3, **kw).fit(X, Y)
+    assert np.array_equal(
+        est.history_["objective"].to_numpy()[:3], margin.history_["objective"].to_numpy()
+    )
+    # the surrogate phase, rebuilt here: slack from the margin weights with t0 = 1 + 3n
+    n = X.shape[0]
+    params = {"C": 1.0, "random_state": 0, "task_loss": True, "t0": 1.0 + 3 * n}
+    s = est.structure_
+    t = make_trainer(s, X, Y, "slack", est.search_, "sgd", params, margin.coef_)
+    t.epoch()
+    assert np.array_equal(est.coef_, np.asarray(t.weights(True)))
+    steps = est.history_["step_size"].to_numpy()
+    assert steps[3] < steps[2]  # a restarted schedule would take η_1 = n·C/(1 + t0) ≫ η_3n
 
 
 def test_tol_stops_early_and_none_runs_every_epoch(iris_scaled):

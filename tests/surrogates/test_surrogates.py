@@ -196,3 +196,21 @@ def test_python_surrogate_runs_in_the_hull_search_and_is_refused_by_product_sear
     assert mine.value == pytest.approx(native.value, rel=1e-9)
     with pytest.raises(bicrit.errors.IncompatibleError):
         bicrit.search("angular", o, PyBeta(0.5))
+
+
+@pytest.mark.parametrize(("name", "params"), CASES)
+def test_convex_in_h_says_whether_psi_is_convex_in_h(name, params):
+    """``convex_in_h`` (what the estimators' ``warmup="auto"`` reads) against the second
+    differences of the thesis's formula, written above, on a grid of h for several g: convex
+    surrogates have none below −1e-9, ProbLoss (S-shaped: 2g·Φ saturates) has some."""
+    s = bicrit.surrogate(name, **params)
+    assert s.convex_in_h == (name != "probloss")
+    assert bicrit.registry.get("surrogate", name).capabilities["convex_in_h"] == s.convex_in_h
+    hs = np.linspace(-4, 4, 161)
+    step = hs[1] - hs[0]
+    worst = np.inf
+    for g in (0.5, 1.0, 3.0, 7.0):
+        g = -g if name == "microf1" else g
+        v = np.array([table(name, params, h, g) for h in hs])
+        worst = min(worst, float(np.min(v[2:] - 2 * v[1:-1] + v[:-2]) / step**2))
+    assert (worst >= -1e-9) == s.convex_in_h, worst

@@ -280,11 +280,30 @@ _COMMON = (
     "n_jobs",
     "random_state",
     "warm_start",
+    "warmup",
     "verbose",
     "surrogate_params",
     "search_params",
     "learner_params",
 )
+
+
+class _Diverged(Exception):
+    """The objective became non-finite: stop training (a warning was issued)."""
+
+
+def _is_count(v: Any) -> bool:
+    return not isinstance(v, bool) and isinstance(v, int | np.integer) and v >= 0
+
+
+def _continued_t0(prev: Any, params: Mapping[str, Any]) -> float:
+    """SGD's ``t0`` that continues the Pegasos schedule after ``prev``'s steps (one step per
+    ``batch_size`` inferences), so the surrogate does not restart with the largest steps."""
+    p = dict(prev.params)
+    if p.get("schedule", "pegasos") != "pegasos" or "t0" not in p:
+        return float(params.get("t0", p.get("t0", 1.0)))
+    steps = int(prev.n_epochs) * math.ceil(int(prev.n_instances) / int(p.get("batch_size", 1)))
+    return float(p["t0"]) + steps
 
 
 class StructuredSVM(BaseEstimator):
@@ -319,6 +338,13 @@ class StructuredSVM(BaseEstimator):
         Continue from the previous fit: on the same training data the same trainer resumes
         (weights, averaging and per-instance search warm starts); on other data training starts
         from the previous weights.
+    warmup : int or "auto", default "auto"
+        Epochs of margin rescaling (same learner and search) before ``surrogate`` takes over
+        from its averaged weights, within ``max_epochs`` (a fresh fit only; SGD's step schedule
+        continues across the switch). ``"auto"``: ``max_epochs // 2`` when the surrogate's loss
+        is not convex in w (``convex_in_h`` False: ProbLoss, whose slope vanishes once margins
+        are large, so SGD from w = 0 stalls — entity F1 0 on CoNLL), else 0. This is the
+        thesis's recipe for ProbLoss (§"Dependency Parsing": margin first, then ProbLoss).
     verbose : int, default 0
         ``> 0`` shows a tqdm progress bar (only when stderr is a terminal).
 
@@ -330,7 +356,8 @@ class StructuredSVM(BaseEstimator):
     history_ : polars.DataFrame
         One row per epoch: the trainer's statistics (``objective``, ``loss``, ``calls`` and calls
         by kind, ``calls_per_inference``, ``fractional``, ``time`` …, see
-        :mod:`bicrit.learners`) and ``task_loss``, the mean training task loss.
+        :mod:`bicrit.learners`), ``task_loss``, the mean training task loss, and ``surrogate``,
+        the surrogate trained in that epoch (``"margin"`` in the ``warmup`` epochs).
     n_epochs_, converged_, interrupted_, learner_ (``learner`` with "auto" resolved), search_,
     fit_time_, n_features_in_ (matrix inputs),
     classes_ (multiclass).
@@ -352,6 +379,7 @@ class StructuredSVM(BaseEstimator):
         n_jobs: int | None = None,
         random_state: int | None = None,
         warm_start: bool = False,
+        warmup: int | str = "auto",
         verbose: int = 0,
         structure_params: Mapping[str, Any] | None = None,
         surrogate_params: Mapping[str, Any] | None = None,
@@ -368,6 +396,7 @@ class StructuredSVM(BaseEstimator):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.warm_start = warm_start
+        self.warmup = warmup
         self.verbose = verbose
         self.structure_params = structure_params
         self.surrogate_params = surrogate_params
@@ -519,11 +548,25 @@ class StructuredSVM(BaseEstimator):
             v = getattr(self, name, None)
             if v is not None and not isinstance(v, Mapping):
                 raise InvalidParameterError(f"{name} must be a dict or None, got {v!r}")
+        wu = self.warmup
+        if not (wu == "auto" if isinstance(wu, str) else _is_count(wu)):
+            raise InvalidParameterError(f"warmup must be 'auto' or an int ≥ 0, got {wu!r}")
+        if not isinstance(wu, str) and wu >= m:
+            raise InvalidParameterError(
+                f"warmup ({wu}) must be smaller than max_epochs ({m}): the surrogate needs an epoch"
+            )
         reserved = {"C", "n_jobs", "random_state"} & set(self.learner_params or {})
         if reserved:
             raise InvalidParameterError(
                 f"learner_params must not set {sorted(reserved)}: they are estimator parameters"
             )
+
+    def _warmup_epochs(self, surrogate: Any) -> int:
+        """Margin-rescaling epochs before ``surrogate`` (``warmup`` with "auto" resolved)."""
+        if self.warmup != "auto":
+            return int(self.warmup)
+        convex = bool(getattr(surrogate, "convex_in_h", True))
+        return 0 if convex else int(self.max_epochs) // 2
 
     def _learner_name(self, surrogate: Any) -> str:
         """``learner``, with ``"auto"`` resolved for ``surrogate`` (:func:`auto_learner`)."""
@@ -614,9 +657,47 @@ class StructuredSVM(BaseEstimator):
         if trainer is not None and (key is None or getattr(self, "_trainer_key", None) != key):
             trainer = None
         rows: list[dict[str, Any]] = list(self._history_rows) if continuing else []
+        name = str(getattr(surrogate, "name", type(surrogate).__name__))
+        # phases: (surrogate name, trainer factory, epochs); a warm-up of margin rescaling first
+        # when asked (``warmup``), the surrogate then continuing from its averaged weights
+        phases: list[tuple[str, Callable[[Any], Any], int]] = []
+        n_warm = 0 if (continuing or trainer is not None) else self._warmup_epochs(surrogate)
+        if n_warm:
+            from bicrit import surrogate as make_surrogate
+            from bicrit.learners import check
+
+            caps_of = structure if hasattr(structure, "capabilities") else None
+            check(learner, surrogate, search, caps_of)  # refused before the warm-up runs
+
+            margin = make_surrogate("margin")
+            m_search = self._search_spec(margin, structure)
+            phases.append(
+                (
+                    "margin",
+                    lambda _: _new_trainer(
+                        structure, Xn, Yn, margin, m_search, learner, params, None
+                    ),
+                    n_warm,
+                )
+            )
         if trainer is None:
-            w0 = np.ravel(self.coef_) if continuing else None
-            trainer = _new_trainer(structure, Xn, Yn, surrogate, search, learner, params, w0)
+            w_prev = np.ravel(self.coef_) if continuing else None
+
+            def main_trainer(prev: Any) -> Any:
+                p, w0 = dict(params), w_prev
+                if prev is not None:  # after the warm-up: its weights, SGD's schedule continues
+                    w0 = np.asarray(prev.weights(True), dtype=np.float64)
+                    if learner == "sgd":
+                        p["t0"] = _continued_t0(prev, p)
+                return _new_trainer(structure, Xn, Yn, surrogate, search, learner, p, w0)
+
+        else:
+            resumed = trainer
+
+            def main_trainer(prev: Any) -> Any:
+                return resumed
+
+        phases.append((name, main_trainer, int(self.max_epochs) - n_warm))
         show = bool(self.verbose) and sys.stderr.isatty()
         bar = tqdm(
             total=int(self.max_epochs),
@@ -627,36 +708,43 @@ class StructuredSVM(BaseEstimator):
         )
         done = 0
         converged = interrupted = False
-        prev_obj = rows[-1]["objective"] if rows else None
         start = time.perf_counter()
+        trainer = None
         try:
-            for _ in range(int(self.max_epochs)):
-                stats = dict(trainer.epoch())
-                rows.append(stats)
-                done += 1
-                bar.update(1)
-                obj = stats.get("objective")
-                bar.set_postfix(objective=obj, task_loss=stats.get("task_loss"))
-                if callback is not None:
-                    callback(stats)
-                if obj is not None and not math.isfinite(obj):
-                    warnings.warn(
-                        f"the objective became {obj} at epoch {stats.get('epoch')}: training "
-                        "diverged; standardize the features or lower C (DESIGN §9)",
-                        FeatureScaleWarning,
-                        stacklevel=2,
-                    )
-                    break
-                if self.tol is not None:
-                    if stats.get("converged"):
-                        converged = True
-                    elif obj is not None and prev_obj is not None:
-                        converged = abs(obj - prev_obj) <= float(self.tol) * max(abs(obj), 1e-12)
-                    if converged:
-                        break
-                prev_obj = obj
+            for k, (phase, factory, n_epochs) in enumerate(phases):
+                trainer = factory(trainer)
+                last = k == len(phases) - 1
+                prev_obj = rows[-1]["objective"] if (continuing and rows) else None
+                for _ in range(n_epochs):
+                    stats = dict(trainer.epoch())
+                    stats["surrogate"] = phase
+                    rows.append(stats)
+                    done += 1
+                    bar.update(1)
+                    obj = stats.get("objective")
+                    bar.set_postfix(objective=obj, task_loss=stats.get("task_loss"))
+                    if callback is not None:
+                        callback(stats)
+                    if obj is not None and not math.isfinite(obj):
+                        warnings.warn(
+                            f"the objective became {obj} at epoch {stats.get('epoch')}: training "
+                            "diverged; standardize the features or lower C (DESIGN §9)",
+                            FeatureScaleWarning,
+                            stacklevel=3,
+                        )
+                        raise _Diverged
+                    if self.tol is not None:
+                        stop = bool(stats.get("converged"))
+                        if not stop and obj is not None and prev_obj is not None:
+                            stop = abs(obj - prev_obj) <= float(self.tol) * max(abs(obj), 1e-12)
+                        if stop:  # a converged warm-up hands over early
+                            converged = last
+                            break
+                    prev_obj = obj
+        except _Diverged:
+            pass
         except KeyboardInterrupt:
-            if done == 0:
+            if done == 0 or trainer is None:
                 raise
             interrupted = True
             warnings.warn(

@@ -90,6 +90,7 @@ class DependencySVM(StructuredSVM):
         n_jobs: int | None = None,
         random_state: int | None = None,
         warm_start: bool = False,
+        warmup: int | str = "auto",
         verbose: int = 0,
         surrogate_params: Mapping[str, Any] | None = None,
         search_params: Mapping[str, Any] | None = None,
@@ -108,6 +109,7 @@ class DependencySVM(StructuredSVM):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.warm_start = warm_start
+        self.warmup = warmup
         self.verbose = verbose
         self.surrogate_params = surrogate_params
         self.search_params = search_params

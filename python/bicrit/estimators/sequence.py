@@ -61,9 +61,9 @@ class SequenceSVM(StructuredSVM):
         step 1/(λt) reached dev entity F1 .51 after 5 epochs (margin) and .39 / .30 after 10
         (slack; slack with the segment loss); BCFW .63 and .64 — ``benches/RESULTS-sequence.md``,
         ``benches/learners/bench_sequence_default.py``. ProbLoss learns
-        nothing from scratch on chains (its subgradient vanishes at large margins): fit a
-        margin model first and continue it (``warm_start=True``, ``set_params``), as
-        :mod:`bicrit.reproduce.ner` does.
+        nothing from scratch on chains (its subgradient vanishes at large margins), so its
+        fits warm up with margin rescaling for half of ``max_epochs`` (``warmup="auto"``, see
+        :class:`StructuredSVM`), as :mod:`bicrit.reproduce.ner` does.
     The other parameters are :class:`StructuredSVM`'s. Hashed binary features need no scaling.
     """
 
@@ -80,6 +80,7 @@ class SequenceSVM(StructuredSVM):
         n_jobs: int | None = None,
         random_state: int | None = None,
         warm_start: bool = False,
+        warmup: int | str = "auto",
         verbose: int = 0,
         surrogate_params: Mapping[str, Any] | None = None,
         search_params: Mapping[str, Any] | None = None,
@@ -96,6 +97,7 @@ class SequenceSVM(StructuredSVM):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.warm_start = warm_start
+        self.warmup = warmup
         self.verbose = verbose
         self.surrogate_params = surrogate_params
         self.search_params = search_params

@@ -22,8 +22,9 @@ prints the generalized-scaling domain with α and β swapped; DESIGN §2 has the
 
 A surrogate written in Python is any object with ``value(h, g)`` and ``grad(h, g)`` (returning
 ``(∂ψ/∂h, ∂ψ/∂g)``), optionally ``name``, ``product_shift`` (s when ψ = (h + s)·g exactly, else
-None), ``affine_in_h`` and ``tangent(h, g)`` (ψ_g/ψ_h where the gradient underflows); it works in
-every search its form allows.
+None), ``affine_in_h`` (default False), ``convex_in_h`` (default True; False makes the
+estimators warm up with margin rescaling) and ``tangent(h, g)`` (ψ_g/ψ_h where the gradient
+underflows); it works in every search its form allows.
 """
 
 from __future__ import annotations
@@ -64,6 +65,11 @@ class Surrogate:
     def affine_in_h(self) -> bool:
         """Whether ψ is affine in h (what BCFW and cutting plane need)."""
         return self._native.affine_in_h
+
+    @property
+    def convex_in_h(self) -> bool:
+        """Whether ψ is convex in h, i.e. the loss convex in w (ProbLoss is not)."""
+        return self._native.convex_in_h
 
     @staticmethod
     def _arrays(h: Any, g: Any) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
@@ -136,6 +142,7 @@ def register_builtins(registry: Registrar) -> None:
         capabilities = {
             "factors": "h = m, g = L",
             "affine_in_h": affine,
+            "convex_in_h": name != "probloss",
             "searches": ["convex-hull", "convex-hull-ban", "convex-hull-kbest"]
             + (["angular", "bisecting", "binary", "sarawagi"] if caps["product_form"] else []),
             **caps,

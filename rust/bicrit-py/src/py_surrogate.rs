@@ -2,7 +2,8 @@
 //!
 //! Protocol (any object): `value(h, g) -> float` and `grad(h, g) -> (float, float)` (both may be
 //! numpy-vectorised; they are called with Python floats), and optionally `name`,
-//! `product_shift` (a number or None), `affine_in_h` (bool) and `tangent(h, g)`. An exception
+//! `product_shift` (a number or None), `affine_in_h` (bool, default False), `convex_in_h` (bool,
+//! default True) and `tangent(h, g)`. An exception
 //! raised inside is kept ([`crate::errors::stash`]) and re-raised unchanged at the boundary.
 
 use bicrit_core::{Error, Result};
@@ -48,6 +49,7 @@ pub struct PySurrogate {
     name: String,
     shift: Option<f64>,
     affine: bool,
+    convex: bool,
     has_tangent: bool,
 }
 
@@ -77,8 +79,12 @@ impl PySurrogate {
             Some(v) => v.is_truthy()?,
             None => false,
         };
+        let convex = match obj.getattr_opt("convex_in_h")? {
+            Some(v) => v.is_truthy()?,
+            None => true,
+        };
         let has_tangent = obj.hasattr("tangent")?;
-        Ok(PySurrogate { obj: obj.clone().unbind(), name, shift, affine, has_tangent })
+        Ok(PySurrogate { obj: obj.clone().unbind(), name, shift, affine, convex, has_tangent })
     }
 
     fn pair(&self, method: &str, h: f64, g: f64) -> Result<(f64, f64)> {
@@ -104,6 +110,9 @@ impl Surrogate for PySurrogate {
     }
     fn affine_in_h(&self) -> bool {
         self.affine
+    }
+    fn convex_in_h(&self) -> bool {
+        self.convex
     }
     fn tangent(&self, h: f64, g: f64) -> Option<f64> {
         if !self.has_tangent {

@@ -98,6 +98,12 @@ impl PySurrogateBuiltin {
         self.inner.affine_in_h()
     }
 
+    /// Whether ψ is convex in h (the loss convex in w).
+    #[getter]
+    fn convex_in_h(&self) -> bool {
+        self.inner.convex_in_h()
+    }
+
     /// ψ on 1-D arrays.
     fn value_array<'py>(
         &self,

@@ -66,6 +66,13 @@ pub trait Surrogate: Send + Sync {
         false
     }
 
+    /// Whether ψ is convex (and non-decreasing) in h for fixed g, so that the loss is convex in
+    /// w. ProbLoss is not: it saturates at 2g, its slope vanishes for large h, and SGD from w = 0
+    /// can stall there (the estimators then warm up with margin rescaling).
+    fn convex_in_h(&self) -> bool {
+        true
+    }
+
     /// The parameters the surrogate was built with, by name (empty for parameter-free ones).
     fn params(&self) -> Vec<(&'static str, f64)> {
         Vec::new()

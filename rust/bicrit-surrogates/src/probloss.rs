@@ -89,6 +89,9 @@ impl Surrogate for ProbLoss {
     fn tangent(&self, h: f64, g: f64) -> Option<f64> {
         probloss_tangent(h, g)
     }
+    fn convex_in_h(&self) -> bool {
+        false // S-shaped in h: Φ_N is concave for h > 0
+    }
 }
 
 /// ProbLoss's convex extension: ProbLoss for h ≤ 0, its tangent g + √g·h for h > 0 (continuous
