@@ -145,13 +145,14 @@ def test_ssvm_objective_decreases_over_alternations(small) -> None:
     assert np.all(est.coef_[h.root] == 0.0)
 
 
-@pytest.mark.parametrize("ssvm_loss", ["hamming", "normalized"])
+@pytest.mark.parametrize("ssvm_loss", ["hamming", "normalized", "zero_one"])
 def test_ssvm_objective_matches_enumeration(ssvm_loss: str) -> None:
     """Eq. SSVMp at the returned (U, α), computed here by enumerating the leaves: λΣ‖U_n‖²/α_n
     (as ½Σ‖U_n‖²/α_n + C·Σ_i loss) with the fixed loss Δ(l, l_i) — the node Hamming distance
-    |Ā(l) △ Ā(l_i)| (``hamming``) or √(Σ_{Ā(l) △ Ā(l_i)} α⁰) at the starting α⁰ (ρ = 2 with
-    α⁰_root = 0; ``normalized``) — must equal the objective the estimator reports after its last
-    α step. A node with α_n = 0 must have U_n = 0 and adds nothing (the thesis's convention)."""
+    |Ā(l) △ Ā(l_i)| (``hamming``), √(Σ_{Ā(l) △ Ā(l_i)} α⁰) at the starting α⁰ (ρ = 2 with
+    α⁰_root = 0; ``normalized``) or 1[l ≠ l_i] (``zero_one``) — must equal the objective the
+    estimator reports after its last α step. A node with α_n = 0 must have U_n = 0 and adds
+    nothing (the thesis's convention)."""
     from bicrit.hierarchy import power_alpha
 
     h, X, Y = _toy()
@@ -165,6 +166,8 @@ def test_ssvm_objective_matches_enumeration(ssvm_loss: str) -> None:
 
     def delta(l1: int, l2: int) -> float:
         sd = paths[l1] ^ paths[l2]
+        if ssvm_loss == "zero_one":
+            return float(l1 != l2)
         return float(len(sd)) if ssvm_loss == "hamming" else float(np.sqrt(a0[list(sd)].sum()))
 
     S = X @ U.T

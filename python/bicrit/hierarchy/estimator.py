@@ -29,7 +29,7 @@ model       what is trained
             regularization"); the thesis does not name Δ, so ``ssvm_loss`` picks it (single
             label): ``"normalized"`` — √(Σ_{y △ y_i} α) frozen at the *starting* α — or
             ``"hamming"`` — the un-normalized node Hamming distance Δ^H of eq. ``HSVM`` (the
-            thesis's example Δ). Multi-label: leaf Hamming
+            thesis's example Δ) — or ``"zero_one"`` — 1[l ≠ l_i]. Multi-label: leaf Hamming
 =========== =============================================================================
 
 **Objective and C.** Every model minimises ``½‖V‖² + C·Σ_i ℓ_i`` (scikit-learn's C multiplies
@@ -103,7 +103,7 @@ __all__ = ["MODELS", "SSVM_LOSSES", "HierarchicalSVM"]
 MODELS = ("flat", "hsvm", "nhsvm", "nhsvm3", "ssvm")
 """The models of :class:`HierarchicalSVM`."""
 
-SSVM_LOSSES = ("normalized", "hamming")
+SSVM_LOSSES = ("normalized", "hamming", "zero_one")
 """Shared SVM's fixed single-label losses (``ssvm_loss``)."""
 
 _HISTORY_COLUMNS = (
@@ -187,7 +187,8 @@ class HierarchicalSVM(BaseEstimator):
         Shared SVM: epochs between α steps, largest number of α steps, positivity guard.
     ssvm_loss:
         Shared SVM's fixed single-label loss Δ(l, l_i) (eq. ``SSVMp``): ``"normalized"`` (the
-        normalized loss at the starting α) or ``"hamming"`` (node Hamming, un-normalized).
+        normalized loss at the starting α), ``"hamming"`` (node Hamming, un-normalized) or
+        ``"zero_one"`` (1 for any other leaf).
     n_hashed_features:
         Hash the input columns onto this many (``None``: no hashing).
     layout:
@@ -399,6 +400,9 @@ class HierarchicalSVM(BaseEstimator):
         if m == "ssvm" and self.ssvm_loss == "hamming":
             # eq. SSVMp with Δ = Δ^H (eq. HSVM): un-normalized, independent of α
             return a, "node", np.ones(h.n_nodes)
+        if m == "ssvm" and self.ssvm_loss == "zero_one":
+            # Δ = 1[l ≠ l_i]: two leaf paths differ in exactly two leaves, ½ each (as ``flat``)
+            return a, "node", flat_alpha(h) / 2
         return a, "normalized", a.copy()
 
     def _structure(self, alpha: np.ndarray, loss: str, loss_w: np.ndarray) -> Any:
