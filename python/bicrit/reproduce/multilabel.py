@@ -136,10 +136,9 @@ DATASETS: dict[str, MultilabelSetup] = {
     s.name: s
     for s in [
         # yeast: 3-fold CV on train over half-decades of C_t; BCFW to a 1 % relative duality
-        # gap, capped at 60 epochs (slack rescaling at C_t ≤ 3e-2 stops at the cap; the gap
-        # reached is recorded). Grid and budget: benches/RESULTS.md, "yeast".
-        # The grid extends to 1 and 3 while the optimum sits at its top (slack rescaling's did at
-        # .3 with a 60-epoch cap); the cap is 120 epochs.
+        # gap, capped at 120 epochs (the gap reached is recorded). The grid extends to 1 and 3
+        # while the optimum sits at its top (slack rescaling's did at .3 with a 60-epoch cap).
+        # Grid and budget: benches/RESULTS.md, "yeast".
         MultilabelSetup(
             "yeast",
             epochs=120,
@@ -154,7 +153,9 @@ DATASETS: dict[str, MultilabelSetup] = {
         MultilabelSetup("emotions"),
         MultilabelSetup("birds"),
         MultilabelSetup("genbase"),
-        MultilabelSetup("medical", epochs=20),
+        # medical: 20 epochs left BCFW at a 63 % relative gap and 12 points of Acc below OvR on
+        # a validation split; 200 epochs (gap 9 %) matched OvR there (benches/RESULTS.md)
+        MultilabelSetup("medical", epochs=300, tol=0.01),
         MultilabelSetup("enron", epochs=20),
         MultilabelSetup("tmc2007-500", epochs=10),
         MultilabelSetup("corel5k", edges="tree", epochs=10),
