@@ -730,7 +730,7 @@ class StructuredSVM(BaseEstimator):
                             f"the objective became {obj} at epoch {stats.get('epoch')}: training "
                             "diverged; standardize the features or lower C (DESIGN §9)",
                             FeatureScaleWarning,
-                            stacklevel=3,
+                            stacklevel=2,
                         )
                         raise _Diverged
                     if self.tol is not None:
