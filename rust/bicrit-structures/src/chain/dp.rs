@@ -13,6 +13,11 @@
 //! same suffix, would give k distinct better-or-equal paths), so the multiset of returned values
 //! is exact, ties included. Each cell merges the `width()` sorted predecessor lists: O(T·W²·k)
 //! time, O(T·W·k) memory.
+//!
+//! [`best_by_count`] is Viterbi with a counter: the best path for every value c of a 0/1 cost
+//! summed over positions (the token Hamming loss), over cells (t, x, c) with c ≤ t + 1:
+//! best[t][x][c] = max_{x'} best[t−1][x'][c − cost(t, x)] + step(t, x', x). O(T²·W²/2) time and
+//! O(T²·W/2) back-pointers — the frontier by loss value of the `frontier` search (DESIGN §3).
 
 use std::cmp::Ordering;
 
@@ -268,6 +273,82 @@ pub fn kbest<L: Lattice>(lat: &L, k: usize) -> Vec<(L::V, Vec<usize>)> {
     out
 }
 
+/// For every count c = 0..=T, the best path (ties: the smallest predecessor state, as in
+/// [`viterbi`]) among the feasible paths with Σ_t cost(t, x_t) = c, as (value, extended states);
+/// `None` where no feasible path has that count. `cost(t, x)` is 0 or 1 (false or true).
+pub fn best_by_count<L: Lattice>(
+    lat: &L,
+    cost: impl Fn(usize, usize) -> bool,
+) -> Vec<Option<(L::V, Vec<usize>)>> {
+    let (t_len, w) = (lat.positions(), lat.width());
+    // Position t holds counts 0..=t + 1; its cells start at base(t) = W·t(t + 3)/2 (triangular).
+    let base = |t: usize| w * (t * (t + 3) / 2);
+    let n_counts = t_len + 1;
+    let mut prev: Vec<L::V> = vec![L::V::NEG_INF; n_counts * w];
+    let mut cur: Vec<L::V> = vec![L::V::NEG_INF; n_counts * w];
+    let mut back: Vec<u32> = vec![0; base(t_len)];
+    for x in 0..w {
+        prev[usize::from(cost(0, x)) * w + x] = lat.first(x);
+    }
+    for t in 1..t_len {
+        cur[..(t + 2) * w].iter_mut().for_each(|v| *v = L::V::NEG_INF);
+        for xc in 0..w {
+            if !lat.allowed(t, xc) {
+                continue;
+            }
+            let k = usize::from(cost(t, xc));
+            // Predecessor counts run over 0..=t; the count here is c = c' + k.
+            for xp in 0..w {
+                let s = lat.step(t, xp, xc);
+                if !s.feasible() {
+                    continue;
+                }
+                for cp in 0..=t {
+                    let pv = prev[cp * w + xp];
+                    if !pv.feasible() {
+                        continue;
+                    }
+                    let v = pv.add(s);
+                    let c = cp + k;
+                    if v.cmp_val(&cur[c * w + xc]) == Ordering::Greater {
+                        cur[c * w + xc] = v;
+                        back[base(t) + c * w + xc] = xp as u32;
+                    }
+                }
+            }
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    (0..n_counts)
+        .map(|c| {
+            let mut best = L::V::NEG_INF;
+            let mut arg = None;
+            for x in 0..w {
+                let pv = prev[c * w + x];
+                if !pv.feasible() {
+                    continue;
+                }
+                let v = pv.add(lat.last(x));
+                if v.feasible() && (arg.is_none() || v.cmp_val(&best) == Ordering::Greater) {
+                    best = v;
+                    arg = Some(x);
+                }
+            }
+            let x_last = arg?;
+            let mut path = vec![0usize; t_len];
+            path[t_len - 1] = x_last;
+            let mut c = c;
+            for t in (1..t_len).rev() {
+                let x = path[t];
+                let xp = back[base(t) + c * w + x] as usize;
+                c -= usize::from(cost(t, x));
+                path[t - 1] = xp;
+            }
+            Some((best, path))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -352,6 +433,34 @@ mod tests {
             for (r, (v, p)) in got.iter().enumerate() {
                 assert_eq!(*v, all[r]);
                 assert_eq!(value(&l, p), *v);
+            }
+            // best_by_count against enumeration, with cost(t, x) = [x ≠ (t mod w)]
+            let cost = |t: usize, x: usize| x != t % w;
+            let by = best_by_count(&l, cost);
+            assert_eq!(by.len(), t + 1);
+            for (c, got) in by.iter().enumerate() {
+                let mut want: Option<f64> = None;
+                for mut code in 0..total {
+                    let mut p = vec![0; t];
+                    for s in p.iter_mut() {
+                        *s = code % w;
+                        code /= w;
+                    }
+                    let n = (0..t).filter(|&u| cost(u, p[u])).count();
+                    let v = value(&l, &p);
+                    if n == c && v.feasible() && want.is_none_or(|b| v > b) {
+                        want = Some(v);
+                    }
+                }
+                match (got, want) {
+                    (None, None) => {}
+                    (Some((v, p)), Some(b)) => {
+                        assert_eq!(*v, b);
+                        assert_eq!(value(&l, p), b);
+                        assert_eq!((0..t).filter(|&u| cost(u, p[u])).count(), c);
+                    }
+                    _ => panic!("count {c}: got {got:?}, want {want:?}"),
+                }
             }
             let mut path = Vec::new();
             match viterbi(&l, &mut path) {
