@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from bicrit import SequenceSVM, datasets
+from bicrit.errors import IncompatibleError
 from bicrit.estimators.base import auto_learner
 
 
@@ -100,3 +101,41 @@ def test_auto_learner_refuses_sgd_only_params(esp):
     train, _ = esp
     with pytest.raises(BicritError, match="eta0"):
         SequenceSVM(max_epochs=1, learner_params={"eta0": 0.01}).fit(train[0][:20], train[1][:20])
+
+
+def test_probloss_with_the_frontier_search_learns(esp):
+    """The exact one-call ``frontier`` search (chain frontier by number of wrong tokens) trains
+    ProbLoss end to end — after the margin warm-up, which runs with the same search — and beats
+    the most-frequent-tag tagger; every inference costs exactly one oracle call."""
+    train, test = esp
+    baseline = most_frequent_tag_f1(train, test)
+    est = SequenceSVM(surrogate="probloss", search="frontier", max_epochs=6, random_state=0)
+    est.fit(*train)
+    h = est.history_
+    assert h["surrogate"].to_list()[0] == "margin" and h["surrogate"].to_list()[-1] == "probloss"
+    assert (h["calls_frontier"] == h["inferences"]).all() and (h["calls"] == h["inferences"]).all()
+    assert (h["fractional"] == 0).all()
+    assert est.score(*test) > baseline
+
+
+TINY = ([["Juan", "vive", "en", "Madrid"], ["Hola"]], [["B-PER", "O", "O", "B-LOC"], ["O"]])
+
+
+@pytest.mark.parametrize(
+    ("kw", "match"),
+    [
+        # Micro-F1's g counts |y|, not the loss: the frontier by loss value does not apply
+        ({"surrogate": "microf1"}, "microf1"),
+        ({"surrogate": "microf1", "warmup": 1}, "microf1"),
+        # the segment loss is not a token count: the chain declares no frontier
+        ({"surrogate": "probloss", "loss": "segment"}, "frontier"),
+        ({"surrogate": "slack", "loss": "segment"}, "frontier"),
+    ],
+    ids=str,
+)
+def test_frontier_incompatible_pieces_refused_before_any_epoch(kw, match):
+    epochs: list = []
+    est = SequenceSVM(search="frontier", max_epochs=4, random_state=0, **kw)
+    with pytest.raises(IncompatibleError, match=match):
+        est.fit(*TINY, callback=epochs.append)
+    assert epochs == [] and not hasattr(est, "coef_")

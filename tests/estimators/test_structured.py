@@ -169,6 +169,26 @@ def test_incompatible_pieces_refused_before_any_epoch(iris_scaled):
     assert calls == [] and not hasattr(est, "coef_")
 
 
+def test_frontier_refused_on_a_structure_without_it_before_any_epoch(emotions_scaled):
+    X, Y, _, _ = emotions_scaled
+    calls: list = []
+    est = StructuredSVM(structure="multilabel", surrogate="probloss", search="frontier")
+    with pytest.raises(IncompatibleError, match="frontier"):
+        est.fit(X[:20], Y[:20], callback=calls.append)
+    assert calls == [] and not hasattr(est, "coef_")
+
+
+def test_frontier_trains_multiclass_like_the_ban_list_search(iris_scaled):
+    """Both searches return the exact integral optimum, so the fits coincide; the frontier makes
+    one call per inference."""
+    X, y = iris_scaled
+    kw = {"structure": "multiclass", "surrogate": "slack", "max_epochs": 4, "random_state": 0}
+    a = StructuredSVM(search="frontier", **kw).fit(X, y)
+    b = StructuredSVM(search="convex-hull-ban", **kw).fit(X, y)
+    assert np.allclose(a.coef_, b.coef_, rtol=1e-9, atol=1e-12)
+    assert (a.history_["calls"] == a.history_["inferences"]).all()
+
+
 # ----------------------------------------------------------------------- Ctrl-C
 
 

@@ -144,6 +144,62 @@ def test_approximate_searches_stay_below_the_optimum_and_bounds_hold(data, name)
         assert r.upper_bound >= (max(hopt, 0.0) if gold else hopt) - t
 
 
+@st.composite
+def random_surrogates(draw):
+    """A registered surrogate with the plain factor map (h = m, g = L), parameters drawn from
+    their quasi-concave increasing domain."""
+    names = ["margin", "slack", "beta", "generalized", "log", "probloss", "probloss-convex"]
+    name = draw(st.sampled_from(names))
+    if name == "beta":
+        return bicrit.surrogate("beta", beta=draw(st.floats(0.0, 1.0)))
+    if name == "generalized":
+        beta = draw(st.floats(0.0, 2.0))
+        return bicrit.surrogate("generalized", alpha=draw(st.floats(beta, beta + 1.0)), beta=beta)
+    return bicrit.surrogate(name)
+
+
+@PROPERTY
+@given(point_sets(), random_surrogates())
+def test_frontier_equals_brute_force(data, psi):
+    """``frontier``: one call, the exact integral optimum (certified), ties to the larger h then
+    the smaller g, the gold label on any tie."""
+    h, g, gold = data
+    iopt = integral_opt(psi, h, g)
+    o = oracle(h, g, gold)
+    r = bicrit.search("frontier", o, psi)
+    assert r.value == pytest.approx(iopt, abs=1e-12 * max(abs(iopt), 1e-300))
+    assert r.upper_bound == r.value and len(r.labels) == 1
+    assert r.calls["frontier"] == r.calls["total"] == 1 and o.calls == 1
+    a, (ha, ga) = r.label, r.points[0]
+    assert (h[a], g[a]) == (ha, ga)
+    values = psi.value(np.array(h), np.array(g))
+    if r.is_gold:
+        assert a == len(h) - 1
+    else:
+        for b, c, v in zip(h, g, values, strict=True):
+            if v == r.value:
+                assert b < ha or (b == ha and c >= ga)
+    # the frontier itself: the largest h for every distinct g
+    front = {gg: hh for _, hh, gg in o.frontier()}
+    assert front == {gg: max(x for x, y in zip(h, g, strict=True) if y == gg) for gg in set(g)}
+
+
+def test_frontier_refusals_and_the_python_protocol():
+    h, g = [0.0, -0.5, 0.2, 0.1], [0.0, 3.0, 1.0, 1.0]
+    with pytest.raises(IncompatibleError, match="frontier"):
+        bicrit.search("frontier", bicrit.PointSetOracle(h, g, frontier=False), SLACK)
+    with pytest.raises(InvalidParameterError, match="frontier"):
+        bicrit.search("frontier", bicrit.PointSetOracle(h, g), SLACK, max_calls=3)
+    caps = {"ban": False, "kbest": False, "cone": False, "frontier": True}
+    po = ListOracle(h, g, ["gold", "a", "b", "c"], gold=("gold", 0.0, 0.0), caps=caps)
+    po.frontier = lambda: [("gold", 0.0, 0.0), ("a", -0.5, 3.0), ("b", 0.2, 1.0)]
+    r = bicrit.search("frontier", po, SLACK)
+    assert r.labels == ["a"] and r.value == pytest.approx(1.5) and po.calls == 0
+    with pytest.raises(IncompatibleError, match="frontier"):
+        bicrit.search("frontier", ListOracle(h, g, ["gold", "a", "b", "c"]), SLACK)
+    assert bicrit.registry.get("search", "frontier").capabilities["oracle"] == ["frontier"]
+
+
 @pytest.mark.slow
 @settings(max_examples=SLOW_EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 @given(point_sets(), st.sampled_from(HULL_SURROGATES))
@@ -364,6 +420,7 @@ def test_registry_names_and_capabilities():
         "convex-hull",
         "convex-hull-ban",
         "convex-hull-kbest",
+        "frontier",
     ]:
         assert n in names
     caps = bicrit.registry.get("search", "angular").capabilities

@@ -78,6 +78,29 @@ def test_chain_native_search_is_exact_integral_optimum() -> None:
         assert len(native.labels) == 1 and len(native.labels[0]) == T
 
 
+def test_chain_frontier_search_is_exact_in_one_call() -> None:
+    """``frontier`` through the bindings on a chain instance: the enumerated maximum of ψ for the
+    surrogates with h = m, g = L, one frontier call; Micro-F1's factors are refused."""
+    rng = np.random.default_rng(6)
+    S, T, d = 3, 5, 3
+    s = bicrit.structure("chain", n_states=S, n_features=d)
+    X = rng.normal(size=(T, d))
+    y = rng.integers(0, S, size=T)
+    s.initialize([X], [y])
+    labels = [np.array(p) for p in itertools.product(range(S), repeat=T)]
+    for name in ["probloss", "slack", "log", "margin"]:
+        psi = bicrit.surrogate(name)
+        for _ in range(5):
+            w = 0.3 * rng.normal(size=s.size_joint_feature)
+            r = bicrit.search("frontier", s.instance_oracle(w, X, y), psi)
+            h, g = _point_set(s, w, X, y, labels, name).points()
+            best = max(psi.value(hh, gg) for hh, gg in zip(h, g, strict=True))
+            assert r.value == pytest.approx(best, rel=1e-9, abs=1e-12), name
+            assert r.calls["frontier"] == r.calls["total"] == 1 and r.upper_bound == r.value
+    with pytest.raises(IncompatibleError, match="frontier"):
+        bicrit.search("frontier", s.instance_oracle(w, X, y), bicrit.surrogate("microf1"))
+
+
 def test_warm_start_on_native_oracle_and_python_structure() -> None:
     rng = np.random.default_rng(5)
     s = PyMulticlass(4, 3)

@@ -288,7 +288,13 @@ def test_initialize_learns_sizes_and_joint_feature_layout() -> None:
 
 def test_registered_with_capabilities() -> None:
     c = registry.get("structure", "chain")
-    assert c.capabilities == {"ban": True, "kbest": True, "cone": False, "relaxed": False}
+    assert c.capabilities == {
+        "ban": True,
+        "kbest": True,
+        "cone": False,
+        "relaxed": False,
+        "frontier": True,
+    }
     s = bicrit.structure("chain", n_states=3, n_features=2)
     assert s.capabilities == c.capabilities
 

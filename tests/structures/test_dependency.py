@@ -343,7 +343,13 @@ def test_registered_with_its_capabilities() -> None:
     c = bicrit.registry.get("structure", "dependency")
     s = bicrit.structure("dependency", labeled=False)
     assert c.capabilities == s.capabilities
-    assert s.capabilities == {"ban": True, "kbest": True, "cone": False, "relaxed": False}
+    assert s.capabilities == {
+        "ban": True,
+        "kbest": True,
+        "cone": False,
+        "relaxed": False,
+        "frontier": False,
+    }
 
 
 # -- bad input ------------------------------------------------------------------------------------

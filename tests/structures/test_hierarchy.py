@@ -412,7 +412,13 @@ def test_registry_and_capabilities_per_space() -> None:
             "hierarchy", hierarchy=parents, labels=labels, multilabel=multilabel, n_features=2
         )
         caps = s.capabilities
-        assert caps == {"ban": True, "kbest": True, "cone": not multilabel, "relaxed": False}
+        assert caps == {
+            "ban": True,
+            "kbest": True,
+            "cone": not multilabel,
+            "relaxed": False,
+            "frontier": False,
+        }
     s = bicrit.structure("hierarchy", hierarchy=parents, n_features=2)
     with pytest.raises(UnsupportedQueryError, match="cone"):
         s.oracle(np.zeros(10), [1.0, 0.0], [0], {"loss": 1.0}, cone=Cone(0.0, 1.0))

@@ -187,7 +187,13 @@ def test_initialize_dense_and_sparse_and_edge_sets() -> None:
     assert np.array_equal(dense.batch_predict(w, X), sparse.batch_predict(w, sp.csr_matrix(X)))
     big = bicrit.structure("multilabel", n_labels=20, n_features=5)
     assert big.inference_ == "relaxed" and big.capabilities["relaxed"]
-    assert dense.capabilities == {"ban": True, "kbest": True, "cone": True, "relaxed": False}
+    assert dense.capabilities == {
+        "ban": True,
+        "kbest": True,
+        "cone": True,
+        "relaxed": False,
+        "frontier": False,
+    }
 
 
 def test_batch_agrees_with_single_calls_on_threads() -> None:

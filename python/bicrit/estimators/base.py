@@ -22,6 +22,13 @@ ProbLoss, log, Micro-F1     k-best)             the labels, fractional answers o
 same                        relaxed (LP)        ``convex-hull`` (ban lists are unavailable)
 =========================== =================== =============================================
 
+``search="frontier"`` is the exact alternative for surrogates whose g is the task loss (all but
+Micro-F1) on structures with the frontier query (chains with the Hamming loss, multiclass): the
+integral optimum in one call. ``auto`` does not pick it: on CoNLL-2002 (ProbLoss, 500 sentences,
+after 3 margin epochs) a frontier SGD epoch took 1.14× the fractional ``convex-hull`` epoch (and
+0.68× the ban-list loop capped at 20 calls, which missed the optimum on 0.4 % of the sentences) —
+exact, but not cheaper (``benches/RESULTS-sequence.md``).
+
 The hull loss is an upper bound of the integral loss. Measured on standardized ``emotions``
 (SGD, 20 epochs): slack rescaling costs 1.42 oracle calls per inference with ``convex-hull`` and
 2.17 with ``convex-hull-ban`` (exact integral answers), for the same test Hamming loss (.210 vs

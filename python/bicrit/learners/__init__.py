@@ -73,7 +73,8 @@ the epoch; exact: P − D at the returned weights, with the averaged dual when a
 cutting plane (P − D of the iterate the epoch started from); ``converged`` — BCFW: gap ≤
 tol·|objective|; cutting plane: the eps test of Joachims et al. (1-slack) or no constraint added
 (n-slack), the weights are then the certified ones; SGD: always False; ``calls`` (total) and
-``calls_lambda``, ``calls_extreme`` (λ = 0/∞), ``calls_cone``, ``calls_ban``, ``calls_kbest``;
+``calls_lambda``, ``calls_extreme`` (λ = 0/∞), ``calls_cone``, ``calls_ban``, ``calls_kbest``,
+``calls_frontier`` (the ``frontier`` search's one call per inference);
 ``evaluated`` — warm-start labels re-scored (not oracle calls); ``inferences``;
 ``calls_per_inference``; ``fractional`` — answers inside a hull edge; ``gold`` — answers equal
 to the gold label (zero loss); ``time`` — seconds; ``step_size`` (SGD); ``working_set`` (cutting

@@ -18,7 +18,18 @@ angular            cone         ψ = (h + 1)·g                exact, ≤ 2M + 3
 convex-hull        λ            any quasi-concave increasing exact over the convex hull
 convex-hull-ban    ban list     any                          exact integral
 convex-hull-kbest  k-best       any                          exact integral
+frontier           frontier     any non-decreasing in h      exact integral, 1 call
 ================== ============ ============================ ===================================
+
+``frontier`` asks the oracle once for the *frontier by loss value* — for every attainable g, a
+label of largest h — and returns the best of those points under ψ: every label is dominated by
+the frontier point of its g, so for a ψ non-decreasing in h (every built-in surrogate) this is
+the exact integral optimum, certified (``upper_bound == value``). Ties of ψ go to the larger h,
+then to the smaller g; the gold label wins every tie. Structures: chains with the Hamming loss
+(one O(T²·S²) DP over position, tag and number of wrong tokens), multiclass, point sets; the
+surrogate's g must be the task loss (not Micro-F1, whose g counts |y|) — refused with
+:class:`~bicrit.errors.IncompatibleError` otherwise. On chains it replaces the ban-list loop,
+which needs hundreds of calls per inference for ProbLoss on CoNLL.
 
 ``convex-hull`` also takes ``integral="ban" | "kbest"`` (same as the two other names). Other
 options: ``max_calls``, ``lambda0``, ``eps`` (angular: stop at (1 + eps)-optimality), ``tol``
@@ -36,7 +47,9 @@ natively):
   ``lam == math.inf`` are lexicographic (largest h then largest g; largest g then largest h).
   ``ban`` holds labels previously returned; ``cone`` is a :class:`Cone` on (h + 1, g).
 * ``capabilities`` (optional): dict or object with booleans ``ban``, ``kbest``, ``cone``,
-  ``relaxed``; missing ones are False.
+  ``relaxed``, ``frontier``; missing ones are False.
+* ``frontier()`` (with ``capabilities["frontier"]``): list of ``(label, h, g)``, one label of
+  largest h for every attainable g (what the ``frontier`` search asks for).
 * ``gold()`` (optional): the gold label ``(label, h, g)`` or None — the floor of every search.
 * ``evaluate(labels)`` (optional): the current ``(h, g)`` of earlier labels, for warm starts.
 
@@ -68,13 +81,14 @@ __all__ = [
 
 class PointSetOracle(_native.PointSetOracle):
     """An explicit finite set of label points (h, g) in the surrogate's coordinates, answering the
-    λ-oracle (exact lexicographic λ = 0 and ∞), the constrained λ-oracle, ban lists (by label)
-    and k-best — the reference for tests, benchmarks and plots.
+    λ-oracle (exact lexicographic λ = 0 and ∞), the constrained λ-oracle, ban lists (by label),
+    k-best and the frontier by loss value (the largest h for every distinct g) — the reference
+    for tests, benchmarks and plots.
 
     ``labels`` (optional) are the objects returned for the points (default: their indices).
     ``gold`` is the index of the gold label; by default the first point (0, 0), if any (for
     margin, slack, β-scaling and ProbLoss h = m and g = L, so the gold label is (0, 0)).
-    ``ban``/``kbest``/``cone`` switch capabilities off to test λ-only searches. Its own
+    ``ban``/``kbest``/``cone``/``frontier`` switch capabilities off to test λ-only searches. Its own
     ``query(lam, ban=(), k=1, cone=None)`` takes point *indices* in ``ban`` and a cone as a
     ``(lo, lo_closed, hi, hi_closed)`` tuple; ``points()`` returns the coordinates; ``calls``
     counts the queries answered.
@@ -89,11 +103,20 @@ class PointSetOracle(_native.PointSetOracle):
         ban: bool = True,
         kbest: bool = True,
         cone: bool = True,
+        frontier: bool = True,
     ) -> PointSetOracle:
         hv = np.ascontiguousarray(np.asarray(h, dtype=float).ravel())
         gv = np.ascontiguousarray(np.asarray(g, dtype=float).ravel())
         return super().__new__(
-            cls, hv, gv, None if labels is None else list(labels), gold, ban, kbest, cone
+            cls,
+            hv,
+            gv,
+            None if labels is None else list(labels),
+            gold,
+            ban,
+            kbest,
+            cone,
+            frontier,
         )
 
 
@@ -104,9 +127,9 @@ class SearchResult:
     ``value`` is Φ at the answer; ``labels``/``weights``/``points`` hold one label for an integral
     answer and two for a fractional point on a hull edge (weights sum to 1); ``calls`` counts
     oracle calls by kind (``lambda``, ``extreme`` (λ = 0 / ∞), ``cone``, ``ban``, ``kbest``,
-    ``total``; ``evaluated`` counts warm-start labels re-evaluated, not calls); ``upper_bound``
-    is a certified bound on the optimum over the label set the method targets (None where the
-    method gives none); ``warm`` seeds the next inference of the same instance.
+    ``frontier``, ``total``; ``evaluated`` counts warm-start labels re-evaluated, not calls);
+    ``upper_bound`` is a certified bound on the optimum over the label set the method targets
+    (None where the method gives none); ``warm`` seeds the next inference of the same instance.
     """
 
     value: float
@@ -261,6 +284,15 @@ _BUILTINS: dict[str, tuple[str, dict[str, Any]]] = {
             "oracle": ["lambda", "kbest"],
             "surrogates": "any quasi-concave increasing",
             "guarantee": "exact",
+            "target": "integral",
+        },
+    ),
+    "frontier": (
+        "best label for every loss value (one frontier call), then the best of them under ψ",
+        {
+            "oracle": ["frontier"],
+            "surrogates": "any non-decreasing in h whose g is the task loss (not microf1)",
+            "guarantee": "exact, 1 call",
             "target": "integral",
         },
     ),

@@ -71,7 +71,9 @@ def plot_search(
         for i, q in enumerate(result.trace):
             lam = q["lambda_"]
             for a, b in q["answers"]:
-                if lam == 0.0:
+                if q.get("frontier"):  # a frontier query has no line: its points only
+                    pass
+                elif lam == 0.0:
                     ax.axvline(a, color="tab:blue", lw=0.7, alpha=0.6)
                 elif math.isinf(lam):
                     ax.axhline(b, color="tab:blue", lw=0.7, alpha=0.6)

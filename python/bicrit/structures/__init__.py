@@ -44,14 +44,22 @@ def register_builtins(registry: Registrar) -> None:
         "multiclass",
         Multiclass,
         description="one weight block per class, 0-1 loss, enumeration oracle",
-        capabilities={"ban": True, "kbest": True, "cone": True, "relaxed": False},
+        capabilities={"ban": True, "kbest": True, "cone": True, "relaxed": False, "frontier": True},
     )
     registry.add_structure(
         "chain",
         Chain,
         description="first-order linear chain (sequence labeling / NER): Viterbi, exact k-best, "
-        "ban lists; token Hamming or chunk-level segment loss",
-        capabilities={"ban": True, "kbest": True, "cone": False, "relaxed": False},
+        "ban lists; token Hamming or chunk-level segment loss; frontier by loss value (best "
+        "label for every number of wrong tokens, one DP) with the Hamming loss",
+        # frontier: loss="hamming" only (the instance's .capabilities is exact)
+        capabilities={
+            "ban": True,
+            "kbest": True,
+            "cone": False,
+            "relaxed": False,
+            "frontier": True,
+        },
     )
     registry.add_structure(
         "hierarchy",
@@ -61,7 +69,13 @@ def register_builtins(registry: Registrar) -> None:
             "Hamming; tree DP, min-cut, LP + integer program"
         ),
         # cones: multilabel=False only (the instance's .capabilities is exact)
-        capabilities={"ban": True, "kbest": True, "cone": False, "relaxed": False},
+        capabilities={
+            "ban": True,
+            "kbest": True,
+            "cone": False,
+            "relaxed": False,
+            "frontier": False,
+        },
     )
     registry.add_structure(
         "dependency",
@@ -69,7 +83,13 @@ def register_builtins(registry: Registrar) -> None:
         description="arc-factored dependency trees with labeled arcs, hashed arc features, "
         "head + label Hamming loss; projective Eisner or non-projective Chu-Liu-Edmonds, "
         "both with k-best lists and ban lists",
-        capabilities={"ban": True, "kbest": True, "cone": False, "relaxed": False},
+        capabilities={
+            "ban": True,
+            "kbest": True,
+            "cone": False,
+            "relaxed": False,
+            "frontier": False,
+        },
     )
     registry.add_structure(
         "multilabel",
@@ -85,9 +105,22 @@ def register_builtins(registry: Registrar) -> None:
             "kbest": True,
             "cone": True,
             "relaxed": True,
+            "frontier": False,
             "by_inference": {
-                "exact": {"ban": True, "kbest": True, "cone": True, "relaxed": False},
-                "relaxed": {"ban": False, "kbest": False, "cone": True, "relaxed": True},
+                "exact": {
+                    "ban": True,
+                    "kbest": True,
+                    "cone": True,
+                    "relaxed": False,
+                    "frontier": False,
+                },
+                "relaxed": {
+                    "ban": False,
+                    "kbest": False,
+                    "cone": True,
+                    "relaxed": True,
+                    "frontier": False,
+                },
             },
         },
     )

@@ -91,6 +91,7 @@ class Structure(ABC):
         "kbest": False,
         "cone": False,
         "relaxed": False,
+        "frontier": False,
     }
 
     @property

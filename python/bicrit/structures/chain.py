@@ -217,8 +217,11 @@ class Chain(NativeStructure):
         (tag, "gold chunk reproduced so far") pairs, 4× the work of plain Viterbi).
 
     Oracles: Viterbi for any coefficients (lexicographic ties for λ ∈ {0, ∞} by DP over value
-    pairs), exact k-best (list Viterbi), ban lists (k-best with k + |ban| then filtered);
-    ``capabilities = {ban: True, kbest: True, cone: False, relaxed: False}``.
+    pairs), exact k-best (list Viterbi), ban lists (k-best with k + |ban| then filtered), and
+    with the Hamming loss the frontier by loss value — the best label for every number of wrong
+    tokens, one O(T²·S²) DP over (position, tag, count), what the exact one-call ``frontier``
+    search needs; ``capabilities = {ban: True, kbest: True, cone: False, relaxed: False,
+    frontier: loss == "hamming"}``.
     """
 
     name = "chain"

@@ -57,6 +57,15 @@ impl FactorMap {
         }
     }
 
+    /// Whether g depends on the task loss alone (g = b·L + const; h may be any affine function):
+    /// then labels of equal loss share g, and the frontier by loss value (best h for every loss
+    /// value, [`crate::LambdaOracle::frontier`]) is the frontier by g. True for h = m, g = L;
+    /// false for Micro-F1, whose g counts |y|.
+    pub fn g_by_loss(&self) -> bool {
+        let t = &self.g.terms;
+        self.g.margin == 0.0 && t.size == 0.0 && t.hamming == 0.0
+    }
+
     /// The point (h, g) of a label with margin `m` and terms `t`.
     pub fn point(&self, m: f64, t: &Terms) -> (f64, f64) {
         (self.h.value(m, t), self.g.value(m, t))
@@ -104,5 +113,11 @@ mod tests {
         let (p0, s0) = f.objectives(Lambda::Zero);
         assert_eq!(p0.margin, 1.0);
         assert_eq!(s0.unwrap().terms.loss, 1.0);
+    }
+
+    #[test]
+    fn frontier_needs_g_by_loss() {
+        assert!(FactorMap::margin_loss().g_by_loss());
+        assert!(!FactorMap::micro_f1(2.0).g_by_loss());
     }
 }

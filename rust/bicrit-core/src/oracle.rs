@@ -3,9 +3,10 @@
 //! A search sees every label as the point (h(y), g(y)) in its surrogate's factor coordinates and
 //! reveals points only by asking an oracle for `argmax_y h(y) + λ g(y)`. λ = 0 and λ = ∞ are
 //! lexicographic queries (largest h then largest g; largest g then largest h), never tiny or huge
-//! floats. Stronger, optional queries: a ban list (argmax excluding labels), k-best, and the
+//! floats. Stronger, optional queries: a ban list (argmax excluding labels), k-best, the
 //! constrained λ-oracle `O_c(λ, α, β)` whose cone restricts slopes in (1 + m, L) coordinates
-//! (thesis eq. `constrained_oracle`).
+//! (thesis eq. `constrained_oracle`), and the frontier by loss value (the best h for every
+//! attainable g, [`LambdaOracle::frontier`]).
 
 use crate::error::Result;
 
@@ -118,6 +119,17 @@ pub struct Capabilities {
     pub cone: bool,
     /// Answers may be fractional (an LP relaxation): points may lie off the integral label set.
     pub relaxed: bool,
+    /// The frontier by loss value: for every attainable g, a label of largest h
+    /// ([`LambdaOracle::frontier`]). A structure declares it when it can compute it exactly for
+    /// the factor maps whose g depends on the task loss alone (h = m, g = L and rescalings).
+    pub frontier: bool,
+}
+
+impl Capabilities {
+    /// Every query (what `check` functions assume when no oracle is at hand).
+    pub fn all() -> Self {
+        Capabilities { ban: true, kbest: true, cone: true, relaxed: true, frontier: true }
+    }
 }
 
 /// A λ-oracle over labels seen as points of the (h, g) plane.
@@ -146,6 +158,17 @@ pub trait LambdaOracle {
     fn evaluate(&mut self, labels: &[Self::Label]) -> Result<Option<Vec<Point<Self::Label>>>> {
         let _ = labels;
         Ok(None)
+    }
+
+    /// The frontier by loss value (needs [`Capabilities::frontier`]): for every attainable value
+    /// c of g, one label of largest h among the labels with g = c, as a point; g values distinct,
+    /// in any order. Every label is then dominated (same g, h not larger) by a returned point, so
+    /// for a ψ non-decreasing in h the integral optimum max_y ψ(h(y), g(y)) is the best returned
+    /// point (the `frontier` search). One call: an oracle computes it in one pass (a DP over
+    /// (position, state, loss count) on chains). The default refuses with
+    /// [`crate::Error::Unsupported`].
+    fn frontier(&mut self) -> Result<Vec<Point<Self::Label>>> {
+        Err(crate::Error::unsupported("this oracle has no frontier query (best h for every loss value)"))
     }
 }
 

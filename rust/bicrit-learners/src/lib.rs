@@ -42,7 +42,7 @@ mod tests;
 use std::cell::Cell;
 use std::time::{Duration, Instant};
 
-use bicrit_core::{Capabilities, Error, Result, SparseVec};
+use bicrit_core::{Capabilities, Error, Result, SparseVec, Terms};
 use bicrit_searches::{Calls, SearchSpec, WarmStart};
 use bicrit_structures::Structure;
 use bicrit_surrogates::Surrogate;
@@ -112,6 +112,15 @@ pub fn check_compatible(
     search: &SearchSpec,
     caps: Capabilities,
 ) -> Result<()> {
+    if search.requirements().frontier && !psi.factor_map(&Terms::default()).g_by_loss() {
+        return Err(Error::incompatible(format!(
+            "search '{}' takes the best label for every task-loss value, which is the best for every g only \
+             when g is a function of the loss; surrogate '{}' has another g (Micro-F1: g = −(|y| + |y_i|)) — \
+             use 'convex-hull' (or 'convex-hull-ban' for integral answers)",
+            search.name(),
+            psi.name()
+        )));
+    }
     search.check(psi, caps)?;
     let learner = kind.name();
     if kind.needs_affine() && !psi.affine_in_h() {
@@ -205,7 +214,7 @@ pub struct EpochStats {
 }
 
 /// Keys of the stats dict, in order (the Python history's columns).
-pub const STAT_KEYS: [&str; 25] = [
+pub const STAT_KEYS: [&str; 26] = [
     "epoch",
     "learner",
     "objective",
@@ -221,6 +230,7 @@ pub const STAT_KEYS: [&str; 25] = [
     "calls_cone",
     "calls_ban",
     "calls_kbest",
+    "calls_frontier",
     "evaluated",
     "inferences",
     "calls_per_inference",
@@ -309,6 +319,7 @@ pub fn add_calls(a: &mut Calls, b: &Calls) {
     a.cone += b.cone;
     a.ban += b.ban;
     a.kbest += b.kbest;
+    a.frontier += b.frontier;
     a.evaluated += b.evaluated;
 }
 

@@ -370,6 +370,35 @@ fn incompatible_combinations_are_refused_naming_both() {
     let ang = SearchSpec::from_name("angular").unwrap();
     let e = check_compatible(Kind::Sgd, margin.as_ref(), &ang, s.capabilities()).unwrap_err().to_string();
     assert!(e.contains("'angular'") && e.contains("'margin'"), "{e}");
+    // frontier: refused for Micro-F1's factor map and for structures without the query
+    let front = SearchSpec::from_name("frontier").unwrap();
+    assert!(check_compatible(Kind::Sgd, prob.as_ref(), &front, s.capabilities()).is_ok());
+    let f1 = by_name("microf1", &[]).unwrap();
+    let e = check_compatible(Kind::Sgd, f1.as_ref(), &front, s.capabilities()).unwrap_err();
+    assert!(matches!(e, bicrit_core::Error::Incompatible(_)));
+    assert!(e.to_string().contains("'frontier'") && e.to_string().contains("'microf1'"), "{e}");
+    let (ml, _, _) = multilabel(4, 2, 3, 1);
+    let e = check_compatible(Kind::Sgd, prob.as_ref(), &front, ml.capabilities()).unwrap_err().to_string();
+    assert!(e.contains("frontier by loss value"), "{e}");
+}
+
+#[test]
+fn frontier_trains_like_the_exact_ban_list_search() {
+    // Both searches return the exact integral optimum: with continuous features (no ties) they
+    // pick the same labels, so the learners take the same steps, with one call per inference.
+    let (s, x, y) = multiclass(30, 4, 4, 7);
+    for (name, kind) in [("probloss", Kind::Sgd), ("slack", Kind::Bcfw), ("log", Kind::Sgd)] {
+        let psi = by_name(name, &[]).unwrap();
+        let a = train(&s, &x, &y, psi.as_ref(), "frontier", kind, &[], 5, None);
+        let b = train(&s, &x, &y, psi.as_ref(), "convex-hull-ban", kind, &[], 5, None);
+        assert!(rel(a.objective, b.objective) < 1e-9, "{name}: {} vs {}", a.objective, b.objective);
+        for (sa, sb) in a.stats.iter().zip(&b.stats) {
+            assert!(rel(sa.loss, sb.loss) < 1e-9, "{name} epoch {}: {} vs {}", sa.epoch, sa.loss, sb.loss);
+            assert_eq!(sa.calls.total(), sa.inferences);
+            assert_eq!(sa.calls.frontier, sa.inferences);
+            assert_eq!(sa.fractional, 0);
+        }
+    }
 }
 
 #[test]

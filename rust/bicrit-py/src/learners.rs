@@ -307,6 +307,7 @@ fn stats_dict<'py>(py: Python<'py>, learner: &str, s: &EpochStats) -> PyResult<B
     d.set_item("calls_cone", c.cone)?;
     d.set_item("calls_ban", c.ban)?;
     d.set_item("calls_kbest", c.kbest)?;
+    d.set_item("calls_frontier", c.frontier)?;
     d.set_item("evaluated", c.evaluated)?;
     d.set_item("inferences", s.inferences)?;
     d.set_item(
@@ -564,7 +565,7 @@ fn check_learner(
     let psi = SurrogateRef::from_py(surrogate)?;
     let spec = search_from_py(py, search)?;
     let caps = match capabilities {
-        None => bicrit_core::Capabilities { ban: true, kbest: true, cone: true, relaxed: true },
+        None => bicrit_core::Capabilities::all(),
         Some(d) => {
             let flag = |k: &str| -> PyResult<bool> {
                 Ok(match d.get_item(k)? {
@@ -577,6 +578,7 @@ fn check_learner(
                 kbest: flag("kbest")?,
                 cone: flag("cone")?,
                 relaxed: flag("relaxed")?,
+                frontier: flag("frontier")?,
             }
         }
     };

@@ -7,9 +7,11 @@
 //!   previously returned; `cone` is a `bicrit.searches.Cone(lo, hi, lo_closed, hi_closed)` on
 //!   (h + 1, g).
 //! * `capabilities` (optional attribute): a dict or object with booleans `ban`, `kbest`, `cone`,
-//!   `relaxed` (missing: False).
+//!   `relaxed`, `frontier` (missing: False).
 //! * `gold()` (optional): the gold label as `(label, h, g)`, or None.
 //! * `evaluate(labels)` (optional): the current `(h, g)` of earlier labels (warm starts).
+//! * `frontier()` (with the `frontier` capability): a list of `(label, h, g)`, one label of
+//!   largest h for every attainable g (the `frontier` search).
 //!
 //! Labels are opaque Python objects. Exceptions raised inside are re-raised unchanged.
 
@@ -63,6 +65,7 @@ impl<'py> PyOracle<'py> {
                 kbest: flag(&c, "kbest")?,
                 cone: flag(&c, "cone")?,
                 relaxed: flag(&c, "relaxed")?,
+                frontier: flag(&c, "frontier")?,
             },
             _ => Capabilities::default(),
         };
@@ -151,6 +154,20 @@ impl<'py> LambdaOracle for PyOracle<'py> {
             )));
         }
         Ok(Some(labels.iter().zip(pairs).map(|(l, (h, g))| Point { label: l.clone(), h, g }).collect()))
+    }
+    fn frontier(&mut self) -> Result<Vec<Point<PyLabel>>> {
+        if !self.caps.frontier {
+            return Err(Error::unsupported(format!(
+                "oracle {} does not declare the frontier capability",
+                self.what
+            )));
+        }
+        let out = self.obj.call_method0("frontier").map_err(stash)?;
+        let items: Vec<Bound<'py, PyAny>> =
+            out.try_iter().and_then(|it| it.collect::<PyResult<Vec<_>>>()).map_err(|_| {
+                Error::input(format!("oracle {}.frontier must return a list of (label, h, g)", self.what))
+            })?;
+        items.iter().map(|i| self.triple(i)).collect()
     }
 }
 

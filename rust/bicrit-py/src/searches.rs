@@ -77,6 +77,7 @@ impl PySearchSpec {
         d.set_item("ban", r.ban)?;
         d.set_item("kbest", r.kbest)?;
         d.set_item("xi", r.xi)?;
+        d.set_item("frontier", r.frontier)?;
         Ok(d)
     }
 
@@ -101,7 +102,7 @@ pub struct PyPointSet {
 #[pymethods]
 impl PyPointSet {
     #[new]
-    #[pyo3(signature = (h, g, labels=None, gold=None, ban=true, kbest=true, cone=true))]
+    #[pyo3(signature = (h, g, labels=None, gold=None, ban=true, kbest=true, cone=true, frontier=true))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -112,6 +113,7 @@ impl PyPointSet {
         ban: bool,
         kbest: bool,
         cone: bool,
+        frontier: bool,
     ) -> PyResult<Self> {
         let (h, g) = (h.as_slice()?.to_vec(), g.as_slice()?.to_vec());
         let n = h.len();
@@ -123,7 +125,7 @@ impl PyPointSet {
             Some(i) => Some(i as usize),
         };
         let inner = PointSetOracle::new(h, g, gold).map_err(|e| to_py(py, e))?;
-        let inner = inner.with_capabilities(Capabilities { ban, kbest, cone, relaxed: false });
+        let inner = inner.with_capabilities(Capabilities { ban, kbest, cone, frontier, relaxed: false });
         if let Some(l) = &labels {
             if l.len() != n {
                 return Err(to_py(py, Error::input(format!("{} labels for {n} points", l.len()))));
@@ -190,6 +192,15 @@ impl PyPointSet {
         PyList::new(py, items)
     }
 
+    /// The frontier by loss value as the Python protocol: for every distinct g, the label of
+    /// largest h, as (label, h, g).
+    fn frontier<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let pts = self.inner.frontier().map_err(|e| to_py(py, e))?;
+        let items: Vec<(Py<PyAny>, f64, f64)> =
+            pts.into_iter().map(|p| (self.label(py, p.label), p.h, p.g)).collect();
+        PyList::new(py, items)
+    }
+
     fn __repr__(&self) -> String {
         format!("PointSetOracle({} points, gold={:?})", self.inner.len(), self.inner.gold_index())
     }
@@ -244,6 +255,7 @@ fn caps_dict(py: Python<'_>, c: Capabilities) -> PyResult<Bound<'_, PyDict>> {
     d.set_item("kbest", c.kbest)?;
     d.set_item("cone", c.cone)?;
     d.set_item("relaxed", c.relaxed)?;
+    d.set_item("frontier", c.frontier)?;
     Ok(d)
 }
 
@@ -259,6 +271,7 @@ fn capabilities(oracle: &Bound<'_, PyAny>) -> PyResult<Capabilities> {
             kbest: flag("kbest")?,
             cone: flag("cone")?,
             relaxed: flag("relaxed")?,
+            frontier: flag("frontier")?,
         });
     }
     Ok(PyOracle::new(oracle)?.capabilities())
@@ -298,6 +311,7 @@ fn outcome_dict<'py, L>(
         e.set_item("k", q.k)?;
         e.set_item("banned", q.banned)?;
         e.set_item("answers", q.answers.clone())?;
+        e.set_item("frontier", q.frontier)?;
         trace.append(e)?;
     }
     d.set_item("trace", trace)?;

@@ -23,11 +23,13 @@
 //! | `angular` | [`angular`] | cone | product form, shift 1 | exact, ≤ 2M + 3 calls |
 //! | `convex-hull` | [`convex_hull`] | λ | any quasi-concave increasing | exact over the hull |
 //! | `convex-hull-ban` / `-kbest` | [`integral`] | ban / k-best | any | exact integral |
+//! | `frontier` | [`frontier`] | frontier by loss value | any non-decreasing in h | exact integral, 1 call |
 
 pub mod angular;
 pub mod binary;
 pub mod bisecting;
 pub mod convex_hull;
+pub mod frontier;
 pub mod geometry;
 pub mod integral;
 pub mod point_set;
@@ -38,6 +40,7 @@ pub use angular::Angular;
 pub use binary::Binary;
 pub use bisecting::Bisecting;
 pub use convex_hull::ConvexHull;
+pub use frontier::Frontier;
 pub use integral::Integral;
 pub use point_set::PointSetOracle;
 pub use sarawagi::Sarawagi;
@@ -47,7 +50,8 @@ use bicrit_core::{Capabilities, Cone, Error, Lambda, LambdaOracle, Result};
 use bicrit_surrogates::Surrogate;
 
 /// Oracle calls of one inference, by kind. Each query counts once, under the first kind that
-/// applies: `cone`, `kbest` (k > 1), `ban` (non-empty ban list), `extreme` (λ = 0 or ∞), `lambda`.
+/// applies: `cone`, `kbest` (k > 1), `ban` (non-empty ban list), `extreme` (λ = 0 or ∞), `lambda`;
+/// a frontier query (best h for every loss value) counts as `frontier`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Calls {
     /// Plain λ-oracle calls with a finite λ > 0.
@@ -60,6 +64,8 @@ pub struct Calls {
     pub ban: usize,
     /// k-best calls.
     pub kbest: usize,
+    /// Frontier-by-loss-value calls.
+    pub frontier: usize,
     /// Labels re-evaluated for a warm start (not oracle calls; not in [`Calls::total`]).
     pub evaluated: usize,
 }
@@ -67,7 +73,7 @@ pub struct Calls {
 impl Calls {
     /// All oracle calls.
     pub fn total(&self) -> usize {
-        self.lambda + self.extreme + self.cone + self.ban + self.kbest
+        self.lambda + self.extreme + self.cone + self.ban + self.kbest + self.frontier
     }
 
     pub(crate) fn record(&mut self, lambda: Lambda, nban: usize, k: usize, cone: bool) {
@@ -85,13 +91,14 @@ impl Calls {
     }
 
     /// (name, count) pairs including `total`, for reports and the Python dict.
-    pub fn by_kind(&self) -> [(&'static str, usize); 7] {
+    pub fn by_kind(&self) -> [(&'static str, usize); 8] {
         [
             ("lambda", self.lambda),
             ("extreme", self.extreme),
             ("cone", self.cone),
             ("ban", self.ban),
             ("kbest", self.kbest),
+            ("frontier", self.frontier),
             ("evaluated", self.evaluated),
             ("total", self.total()),
         ]
@@ -111,6 +118,8 @@ pub struct QueryRecord {
     pub banned: usize,
     /// (h, g) of the answers.
     pub answers: Vec<(f64, f64)>,
+    /// A frontier query (λ is NaN then; `answers` holds the frontier points).
+    pub frontier: bool,
 }
 
 /// One label of an answer with its coordinates and weight.
@@ -217,6 +226,8 @@ pub struct Requirements {
     pub kbest: bool,
     /// The instance's slack ξ_i (n-slack cutting plane).
     pub xi: bool,
+    /// The frontier by loss value ([`LambdaOracle::frontier`]).
+    pub frontier: bool,
 }
 
 /// A search family member: its requirements and one inference.
@@ -249,11 +260,21 @@ pub enum SearchSpec {
     Angular(Angular),
     /// Convex hull search, with optional integral recovery.
     ConvexHull(ConvexHull),
+    /// Frontier search (exact, one frontier call).
+    Frontier(Frontier),
 }
 
 /// Registry names of the built-in searches.
-pub const NAMES: [&str; 7] =
-    ["sarawagi", "binary", "bisecting", "angular", "convex-hull", "convex-hull-ban", "convex-hull-kbest"];
+pub const NAMES: [&str; 8] = [
+    "sarawagi",
+    "binary",
+    "bisecting",
+    "angular",
+    "convex-hull",
+    "convex-hull-ban",
+    "convex-hull-kbest",
+    "frontier",
+];
 
 impl SearchSpec {
     /// The search registered as `name`, with default options.
@@ -270,6 +291,7 @@ impl SearchSpec {
             "convex-hull-kbest" => {
                 SearchSpec::ConvexHull(ConvexHull { integral: Integral::KBest, ..ConvexHull::default() })
             }
+            "frontier" => SearchSpec::Frontier(Frontier),
             _ => {
                 return Err(Error::param(format!(
                     "unknown search '{name}'; known searches: {}",
@@ -292,6 +314,11 @@ impl SearchSpec {
         };
         let finite = value.is_finite();
         match (self, option) {
+            (SearchSpec::Frontier(_), _) => {
+                return Err(Error::param(format!(
+                    "search '{name}' has no numeric option '{option}' (it makes exactly one frontier call)"
+                )))
+            }
             (s, "max_calls") => {
                 let n = check(finite && value >= 1.0 && value.fract() == 0.0, "a positive integer")? as usize;
                 match s {
@@ -300,6 +327,7 @@ impl SearchSpec {
                     SearchSpec::Bisecting(x) => x.max_calls = n,
                     SearchSpec::Angular(x) => x.max_calls = n,
                     SearchSpec::ConvexHull(x) => x.max_calls = n,
+                    SearchSpec::Frontier(_) => {}
                 }
             }
             (s, "lambda0") => {
@@ -310,6 +338,7 @@ impl SearchSpec {
                     SearchSpec::Bisecting(x) => x.lambda0 = l,
                     SearchSpec::Angular(x) => x.lambda0 = l,
                     SearchSpec::ConvexHull(x) => x.lambda0 = l,
+                    SearchSpec::Frontier(_) => {}
                 }
             }
             (SearchSpec::Angular(x), "eps") => x.eps = check(finite && value >= 0.0, "finite and >= 0")?,
@@ -363,6 +392,7 @@ impl SearchSpec {
             }
             SearchSpec::Angular(_) => &["max_calls", "lambda0", "eps"],
             SearchSpec::ConvexHull(_) => &["max_calls", "lambda0", "integral"],
+            SearchSpec::Frontier(_) => &[],
         }
     }
 
@@ -374,6 +404,7 @@ impl SearchSpec {
             SearchSpec::Bisecting(x) => x.name(),
             SearchSpec::Angular(x) => x.name(),
             SearchSpec::ConvexHull(x) => x.name(),
+            SearchSpec::Frontier(x) => x.name(),
         }
     }
 
@@ -385,6 +416,7 @@ impl SearchSpec {
             SearchSpec::Bisecting(x) => x.requirements(),
             SearchSpec::Angular(x) => x.requirements(),
             SearchSpec::ConvexHull(x) => x.requirements(),
+            SearchSpec::Frontier(x) => x.requirements(),
         }
     }
 
@@ -411,6 +443,13 @@ impl SearchSpec {
             (r.cone, caps.cone, "the constrained λ-oracle (cone)"),
             (r.ban, caps.ban, "a ban-list oracle"),
             (r.kbest, caps.kbest, "a k-best oracle"),
+            (
+                r.frontier,
+                caps.frontier,
+                "the frontier by loss value (the best label for every loss value: chains with the \
+                 Hamming loss, multiclass and point sets, with a surrogate whose g is the loss — not \
+                 Micro-F1 nor the chain's segment loss)",
+            ),
         ];
         for (needed, has, what) in missing {
             if needed && !has {
@@ -438,6 +477,7 @@ impl SearchSpec {
             SearchSpec::Bisecting(x) => run_search(x, oracle, psi, warm, xi),
             SearchSpec::Angular(x) => run_search(x, oracle, psi, warm, xi),
             SearchSpec::ConvexHull(x) => run_search(x, oracle, psi, warm, xi),
+            SearchSpec::Frontier(x) => run_search(x, oracle, psi, warm, xi),
         }
     }
 }

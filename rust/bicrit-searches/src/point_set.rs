@@ -3,7 +3,8 @@
 //!
 //! It answers every query of the protocol: the λ-oracle with exact lexicographic λ = 0 / ∞, the
 //! constrained λ-oracle (the cone is checked on (h + 1, g), the (1 + m, L) coordinates of slack
-//! rescaling), ban lists by index and k-best. For finite λ, values within [`REL_TOL`] of each
+//! rescaling), ban lists by index, k-best and the frontier by loss value (the largest h for every
+//! distinct g, ties to the smaller index). For finite λ, values within [`REL_TOL`] of each
 //! other count as ties and are broken toward larger g, then larger h, then the smaller index —
 //! so an answer is always an extreme point of the face of maximisers (a hull vertex), never a
 //! collinear middle point that wins by rounding.
@@ -44,7 +45,7 @@ impl PointSetOracle {
             Some(i) => Some(i),
             None => (0..h.len()).find(|&i| h[i] == 0.0 && g[i] == 0.0),
         };
-        let caps = Capabilities { ban: true, kbest: true, cone: true, relaxed: false };
+        let caps = Capabilities { ban: true, kbest: true, cone: true, frontier: true, relaxed: false };
         Ok(PointSetOracle { h, g, gold, caps, calls: 0 })
     }
 
@@ -166,6 +167,22 @@ impl LambdaOracle for PointSetOracle {
 
     fn gold(&self) -> Option<Point<usize>> {
         self.gold.map(|i| Point { label: i, h: self.h[i], g: self.g[i] })
+    }
+
+    fn frontier(&mut self) -> Result<Vec<Point<usize>>> {
+        if !self.caps.frontier {
+            return Err(Error::unsupported("this point set was built without the frontier query"));
+        }
+        self.calls += 1;
+        let mut best: Vec<usize> = Vec::new();
+        for i in 0..self.h.len() {
+            match best.iter_mut().find(|b| self.g[**b] == self.g[i]) {
+                Some(b) if self.h[i] > self.h[*b] => *b = i,
+                Some(_) => {}
+                None => best.push(i),
+            }
+        }
+        Ok(best.into_iter().map(|i| Point { label: i, h: self.h[i], g: self.g[i] }).collect())
     }
 
     fn evaluate(&mut self, labels: &[usize]) -> Result<Option<Vec<Point<usize>>>> {

@@ -151,6 +151,26 @@ impl<'a, O: LambdaOracle> Session<'a, O> {
             k: q.k,
             banned: ban.len(),
             answers: answers.iter().map(|p| (p.h, p.g)).collect(),
+            frontier: false,
+        });
+        Ok(answers)
+    }
+
+    /// One frontier query (the best h for every loss value, [`LambdaOracle::frontier`]), counted
+    /// as `frontier` and traced (λ = NaN); every point is checked for NaN/inf.
+    pub fn frontier(&mut self) -> Result<Vec<Point<O::Label>>> {
+        let answers = self.oracle.frontier()?;
+        for p in &answers {
+            self.check_point("a frontier point", p)?;
+        }
+        self.calls.frontier += 1;
+        self.trace.push(QueryRecord {
+            lambda: f64::NAN,
+            cone: None,
+            k: answers.len(),
+            banned: 0,
+            answers: answers.iter().map(|p| (p.h, p.g)).collect(),
+            frontier: true,
         });
         Ok(answers)
     }

@@ -106,7 +106,7 @@ fn gold_is_the_floor_and_degenerate_sets() {
 #[test]
 fn compatibility_is_checked_at_construction() {
     let beta = by_name("beta", &[("beta", 0.5)]).unwrap();
-    let caps = Capabilities { ban: true, kbest: true, cone: true, relaxed: false };
+    let caps = Capabilities { ban: true, kbest: true, cone: true, ..Capabilities::default() };
     for name in ["angular", "bisecting", "binary", "sarawagi"] {
         let e = SearchSpec::from_name(name).unwrap().check(beta.as_ref(), caps).unwrap_err();
         assert!(matches!(e, Error::Incompatible(_)));

@@ -288,3 +288,46 @@ fn product_form_searches_match_brute_force() {
         }
     }
 }
+
+/// `frontier` on point sets: the best point by ψ over every point (one call, certified), for every
+/// surrogate — on a point set g is given directly, so Micro-F1's coordinates are fine too.
+#[test]
+fn frontier_matches_brute_force() {
+    let mut r = Rng(seed(0x6a09_e667_f3bc_c909).max(1));
+    for (name, params) in SURROGATES {
+        let psi = by_name(name, params).unwrap();
+        let nonneg = name != "margin";
+        for case in 0..cases() {
+            let (h, g, gold) = random_set(&mut r, nonneg, name == "microf1");
+            let scale = h.iter().zip(&g).map(|(&a, &b)| psi.value(a, b).abs()).fold(1e-300, f64::max);
+            let iopt = integral_opt(psi.as_ref(), &h, &g);
+            let tol = 1e-12 * scale;
+            let ctx = || format!("{name} case {case}: h = {h:?}, g = {g:?}, gold = {gold:?}");
+            let mut o = PointSetOracle::new(h.clone(), g.clone(), gold)
+                .map(|o| if gold.is_none() { o.without_gold() } else { o })
+                .unwrap();
+            let out =
+                SearchSpec::from_name("frontier").unwrap().run(&mut o, psi.as_ref(), None, None).unwrap();
+            assert!((out.value - iopt).abs() <= tol, "frontier {} vs {iopt}; {}", out.value, ctx());
+            assert_eq!(out.upper_bound, Some(out.value));
+            assert_eq!((out.calls.frontier, out.calls.total(), o.calls()), (1, 1, 1));
+            assert_eq!(out.answer.len(), 1);
+            let a = &out.answer[0];
+            assert_eq!(o.point(a.label), (a.h, a.g), "{}", ctx());
+            // ties: no point of equal value with a larger h, or equal h and smaller g (gold aside)
+            if !out.is_gold {
+                for (&b, &c) in h.iter().zip(&g) {
+                    if psi.value(b, c) == out.value {
+                        assert!(
+                            b < a.h || (b == a.h && c >= a.g),
+                            "tie rule: ({b}, {c}) vs {a:?}; {}",
+                            ctx()
+                        );
+                    }
+                }
+            } else {
+                assert_eq!(Some(a.label), gold);
+            }
+        }
+    }
+}

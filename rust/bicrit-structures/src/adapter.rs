@@ -1,5 +1,8 @@
 //! Adapter from a [`Structure`] to the plane-level [`LambdaOracle`]: a plane query O(λ) becomes
-//! the structure query `argmax h + λ g` through the surrogate's [`FactorMap`] (DESIGN §3).
+//! the structure query `argmax h + λ g` through the surrogate's [`FactorMap`] (DESIGN §3). The
+//! frontier by loss value is the frontier by g only when g depends on the loss alone
+//! ([`FactorMap::g_by_loss`]: h = m, g = L, not Micro-F1's g = −(|y| + |y_i|)); the adapter
+//! declares it only then.
 
 use bicrit_core::{Capabilities, Error, FactorMap, LambdaOracle, PlaneQuery, Point, Result};
 
@@ -44,7 +47,8 @@ impl<S: Structure> LambdaOracle for StructureOracle<'_, S> {
     type Label = S::Label;
 
     fn capabilities(&self) -> Capabilities {
-        self.structure.capabilities()
+        let caps = self.structure.capabilities();
+        Capabilities { frontier: caps.frontier && self.factors.g_by_loss(), ..caps }
     }
 
     fn query(&mut self, q: &PlaneQuery<'_, S::Label>) -> Result<Vec<Point<S::Label>>> {
@@ -77,6 +81,38 @@ impl<S: Structure> LambdaOracle for StructureOracle<'_, S> {
     fn gold(&self) -> Option<Point<S::Label>> {
         let terms = self.structure.terms(self.y_true, self.y_true).ok()?;
         Some(self.to_point(Scored { label: self.y_true.clone(), margin: 0.0, terms }))
+    }
+
+    /// The structure's frontier by loss value, mapped to the plane: labels of equal loss share g
+    /// (checked: [`FactorMap::g_by_loss`]), and the structure maximises the linear part of h
+    /// within each loss value. When g does not separate loss values (b = 0 in g = b·L + const),
+    /// only the largest h per g is kept.
+    fn frontier(&mut self) -> Result<Vec<Point<S::Label>>> {
+        if !self.structure.capabilities().frontier {
+            return Err(Error::unsupported(format!(
+                "structure '{}' has no frontier query (best label for every loss value)",
+                self.structure.name()
+            )));
+        }
+        if !self.factors.g_by_loss() {
+            return Err(Error::incompatible(format!(
+                "the frontier of structure '{}' groups labels by task loss, but this surrogate's g is not \
+                 a function of the loss alone (e.g. Micro-F1's g = −(|y| + |y_i|)); use a convex hull search",
+                self.structure.name()
+            )));
+        }
+        self.calls += 1;
+        let found =
+            self.structure.frontier(self.w, self.data, self.i, self.y_true, &self.factors.h.linear())?;
+        let mut pts: Vec<Point<S::Label>> = Vec::with_capacity(found.len());
+        for p in found.into_iter().map(|s| self.to_point(s)) {
+            match pts.iter_mut().find(|q| q.g == p.g) {
+                Some(q) if p.h > q.h => *q = p,
+                Some(_) => {}
+                None => pts.push(p),
+            }
+        }
+        Ok(pts)
     }
 
     /// Re-scores labels from an earlier inference under the current weights (warm start, thesis

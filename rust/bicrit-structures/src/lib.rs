@@ -105,4 +105,24 @@ pub trait Structure: Send + Sync {
     fn score(&self, w: &[f64], data: &Self::Data, i: usize, y: &Self::Label) -> Result<f64> {
         Ok(self.joint_feature(data, i, y)?.dot(w))
     }
+
+    /// The frontier by loss value (needs `capabilities().frontier`): for every attainable value
+    /// c of the task loss L(y, y_i), one label maximising `objective` among the labels with
+    /// L = c (any of them on ties), with its margin and terms; one entry per attainable c, in any
+    /// order. [`StructureOracle`] maps it to the plane when g depends on the loss alone
+    /// (DESIGN §3; the `frontier` search). The default refuses.
+    fn frontier(
+        &self,
+        w: &[f64],
+        data: &Self::Data,
+        i: usize,
+        y_true: &Self::Label,
+        objective: &Objective,
+    ) -> Result<Vec<Scored<Self::Label>>> {
+        let _ = (w, data, i, y_true, objective);
+        Err(bicrit_core::Error::unsupported(format!(
+            "structure '{}' has no frontier query (best label for every loss value)",
+            self.name()
+        )))
+    }
 }

@@ -1,9 +1,10 @@
 //! Multiclass: one weight block per class, 0-1 loss, oracle by enumeration (DESIGN §4, the flat
-//! baseline). Every query is answered: ban list, k-best and cone.
+//! baseline). Every query is answered: ban list, k-best, cone and the frontier by loss value (the
+//! gold class for loss 0, the best other class for loss 1).
 
 use bicrit_core::{Capabilities, CsrMatrix, Error, Result, SparseVec, Terms};
 
-use crate::select::select_best;
+use crate::select::{frontier_by_loss, select_best};
 use crate::{Scored, Structure, TermQuery};
 
 /// φ(x, y) = x placed in block y of K blocks of `n_features`; L(y, y_i) = [y ≠ y_i].
@@ -71,7 +72,7 @@ impl Structure for Multiclass {
     }
 
     fn capabilities(&self) -> Capabilities {
-        Capabilities { ban: true, kbest: true, cone: true, relaxed: false }
+        Capabilities { ban: true, kbest: true, cone: true, frontier: true, ..Capabilities::default() }
     }
 
     fn check_label(&self, _data: &CsrMatrix, _i: usize, y: &usize) -> Result<()> {
@@ -128,6 +129,24 @@ impl Structure for Multiclass {
             .map(|k| Ok(Scored { label: k, margin: scores[k] - gold, terms: self.terms(&k, y_true)? }))
             .collect::<Result<Vec<_>>>()?;
         Ok(select_best(q, candidates))
+    }
+
+    fn frontier(
+        &self,
+        w: &[f64],
+        data: &CsrMatrix,
+        i: usize,
+        y_true: &usize,
+        objective: &bicrit_core::Objective,
+    ) -> Result<Vec<Scored<usize>>> {
+        self.check_data(data)?;
+        self.check_label(data, i, y_true)?;
+        let scores = self.class_scores(w, data, i);
+        let gold = scores[*y_true];
+        let candidates = (0..self.n_classes)
+            .map(|k| Ok(Scored { label: k, margin: scores[k] - gold, terms: self.terms(&k, y_true)? }))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(frontier_by_loss(objective, candidates))
     }
 }
 

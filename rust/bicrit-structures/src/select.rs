@@ -36,3 +36,19 @@ pub fn select_best<L: PartialEq + Clone>(q: &TermQuery<'_, L>, candidates: Vec<S
     });
     kept.into_iter().take(q.k.max(1)).map(|(_, s)| s).collect()
 }
+
+/// The frontier by loss value among enumerated candidates: for every distinct `terms.loss`, the
+/// first candidate of largest `objective` value (the reference semantics of
+/// [`crate::Structure::frontier`]), in order of first appearance.
+pub fn frontier_by_loss<L>(objective: &Objective, candidates: Vec<Scored<L>>) -> Vec<Scored<L>> {
+    let mut best: Vec<(f64, Scored<L>)> = Vec::new();
+    for s in candidates {
+        let v = objective.value(s.margin, &s.terms);
+        match best.iter_mut().find(|(_, b)| b.terms.loss == s.terms.loss) {
+            Some(slot) if v > slot.0 => *slot = (v, s),
+            Some(_) => {}
+            None => best.push((v, s)),
+        }
+    }
+    best.into_iter().map(|(_, s)| s).collect()
+}

@@ -242,6 +242,7 @@ impl NativeStructure {
         d.set_item("kbest", c.kbest)?;
         d.set_item("cone", c.cone)?;
         d.set_item("relaxed", c.relaxed)?;
+        d.set_item("frontier", c.frontier)?;
         Ok(d)
     }
 

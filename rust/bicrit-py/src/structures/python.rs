@@ -93,6 +93,8 @@ impl PyStructure {
             kbest: flag("kbest")?,
             cone: flag("cone")?,
             relaxed: flag("relaxed")?,
+            // A Python structure has no frontier query in its protocol (yet).
+            frontier: false,
         };
         Ok(PyStructure { obj, name, size, caps })
     }

@@ -42,6 +42,10 @@
 //! banned). Viterbi is O(T·W²), k-best O(T·W²·k) time and O(T·W·k) memory, so a query with k and
 //! ban list B costs O(T·W²·(k + |B|)), for W = S, or 2S with the segment loss (fewer in practice:
 //! the flag is only possible on tags of the gold chunk's type).
+//!
+//! The frontier by loss value (Hamming loss only): [`dp::best_by_count`] over the plain lattice
+//! with the token error 1[y_t ≠ g_t] as the count — the best label for every number of wrong
+//! tokens c = 0..=T in one O(T²·S²/2) pass (the `frontier` search, DESIGN §3).
 
 pub mod dp;
 pub mod tags;
@@ -49,7 +53,7 @@ pub mod tags;
 use bicrit_core::{Capabilities, CsrMatrix, CsrView, Error, Objective, Result, SparseVec, Terms};
 
 use crate::{Scored, Structure, TermQuery};
-use dp::{kbest, viterbi, Lattice, Lex, Val};
+use dp::{best_by_count, kbest, viterbi, Lattice, Lex, Val};
 pub use tags::{Chunk, TagKind, TagScheme, Tags};
 
 /// Task loss of a chain.
@@ -697,7 +701,9 @@ impl Structure for Chain {
     }
 
     fn capabilities(&self) -> Capabilities {
-        Capabilities { ban: true, kbest: true, cone: false, relaxed: false }
+        // The frontier DP counts token errors; the segment loss is not a per-token count.
+        let frontier = self.loss == ChainLoss::Hamming;
+        Capabilities { ban: true, kbest: true, frontier, ..Capabilities::default() }
     }
 
     fn check_label(&self, data: &ChainData, i: usize, y: &Vec<usize>) -> Result<()> {
@@ -812,6 +818,41 @@ impl Structure for Chain {
             out.push(Scored { label: y, margin, terms });
         }
         Ok(out)
+    }
+
+    /// For every number c of wrong tokens, a label maximising `objective` among those with c
+    /// wrong tokens (the Hamming loss; refused for the segment loss): one DP over (t, s, c).
+    fn frontier(
+        &self,
+        w: &[f64],
+        data: &ChainData,
+        i: usize,
+        y_true: &Vec<usize>,
+        objective: &Objective,
+    ) -> Result<Vec<Scored<Vec<usize>>>> {
+        self.check_instance(data, i)?;
+        self.check_w(w)?;
+        self.check_label_len(data, i, y_true, "gold label")?;
+        if self.loss != ChainLoss::Hamming {
+            return Err(Error::unsupported(
+                "structure 'chain' has a frontier query for the Hamming loss only (the segment loss is not a token count)",
+            ));
+        }
+        let mut emit = Vec::new();
+        self.emissions(w, data, i, &mut emit);
+        self.check_used_weights(w, &emit, i)?;
+        let tab = self.tables::<f64>(w, &emit, Some(y_true), objective, None);
+        let found = best_by_count(&Plain(&tab), |t, s| s != y_true[t]);
+        let gold_score = self.path_score(w, &emit, y_true);
+        found
+            .into_iter()
+            .flatten()
+            .map(|(_, y)| {
+                let margin = self.path_score(w, &emit, &y) - gold_score;
+                let terms = self.terms(&y, y_true)?;
+                Ok(Scored { label: y, margin, terms })
+            })
+            .collect()
     }
 }
 

@@ -303,7 +303,7 @@ fn searches_see_the_chain_through_the_adapter() {
     let w = vec![0.0; c.size_joint_feature()];
     let gold = vec![1, 2, 0];
     let mut o = StructureOracle::new(&c, &w, &data, 0, &gold, FactorMap::micro_f1(2.0));
-    assert_eq!(o.capabilities(), Capabilities { ban: true, kbest: true, cone: false, relaxed: false });
+    assert_eq!(o.capabilities(), Capabilities { ban: true, kbest: true, ..Capabilities::default() });
     let inf = o.query(&PlaneQuery::lambda(Lambda::Infinity)).unwrap();
     // |y| = 0 forces y = O O O; h = H = 2 (the two gold entity tokens are missed)
     assert_eq!(inf[0].label, vec![0, 0, 0]);
@@ -333,4 +333,83 @@ fn feature_major_layout() {
     assert_eq!(v.indices, vec![1, 2, 6, 9, 10]);
     assert_eq!(v.values, vec![1.0, 2.0, 1.0, 1.0, 1.0]);
     assert_eq!(c.size_joint_feature(), 12);
+}
+
+/// The frontier by loss value against enumeration: for every token-error count c the DP's label
+/// has the enumerated maximum of the objective among labels with c errors (and reports its own
+/// margin and terms), and exactly the attainable counts are returned.
+#[test]
+fn frontier_equals_brute_force_by_loss_value() {
+    let mut rng = Rng(0x5851_F42D_4C95_7F2D);
+    for case in 0..1500 {
+        let d = 1 + rng.below(3);
+        let s = 1 + rng.below(3);
+        let outside: Vec<usize> = (0..s).filter(|_| rng.below(2) == 0).collect();
+        let chain = Chain::new(s, d, &outside, ChainLoss::Hamming).unwrap();
+        assert!(chain.capabilities().frontier);
+        let data = random_data(&mut rng, d, 6);
+        let i = rng.below(data.n_sequences());
+        let t = data.len_of(i);
+        let w: Vec<f64> = (0..chain.size_joint_feature())
+            .map(|_| if rng.below(2) == 0 { rng.int(-3, 3) } else { rng.int(-300, 300) / 97.0 })
+            .collect();
+        let labels = all_labels(s, t);
+        let gold = labels[rng.below(labels.len())].clone();
+        let gold_score = chain.joint_feature(&data, i, &gold).unwrap().dot(&w);
+        let candidates: Vec<Scored<Vec<usize>>> = labels
+            .iter()
+            .map(|y| Scored {
+                label: y.clone(),
+                margin: chain.joint_feature(&data, i, y).unwrap().dot(&w) - gold_score,
+                terms: chain.terms(y, &gold).unwrap(),
+            })
+            .collect();
+        // h = a·m (a > 0: a learner's scale), sometimes with decomposable terms folded in
+        let terms = if rng.below(3) == 0 {
+            Terms { loss: 0.0, size: rng.pick(&[0.0, -0.5]), hamming: rng.pick(&[0.0, 1.0]) }
+        } else {
+            Terms::default()
+        };
+        let obj = Objective { margin: rng.pick(&[1.0, 0.5, 2.0]), terms };
+        let expected = crate::select::frontier_by_loss(&obj, candidates.clone());
+        let mut found = chain.frontier(&w, &data, i, &gold, &obj).unwrap();
+        found.sort_by(|a, b| a.terms.loss.partial_cmp(&b.terms.loss).unwrap());
+        let mut want = expected.clone();
+        want.sort_by(|a, b| a.terms.loss.partial_cmp(&b.terms.loss).unwrap());
+        let ctx = || format!("case {case}: S={s} T={t} gold={gold:?} obj={obj:?}");
+        assert_eq!(found.len(), want.len(), "{}", ctx());
+        for (a, e) in found.iter().zip(&want) {
+            assert_eq!(a.terms.loss, e.terms.loss, "{}", ctx());
+            assert!(
+                (value(&obj, a) - value(&obj, e)).abs() < 1e-9,
+                "H({}) {a:?} vs {e:?}; {}",
+                e.terms.loss,
+                ctx()
+            );
+            let truth = candidates.iter().find(|c| c.label == a.label).unwrap();
+            assert!((truth.margin - a.margin).abs() < 1e-9 && truth.terms == a.terms, "{a:?} vs {truth:?}");
+        }
+        // c = 0 is the gold label itself
+        assert_eq!(found[0].label, gold);
+    }
+}
+
+#[test]
+fn frontier_refuses_the_segment_loss() {
+    let c = Chain::with_tags(1, &["O", "B-A", "I-A"], TagScheme::Iob2, None, ChainLoss::Segment).unwrap();
+    assert!(!c.capabilities().frontier);
+    let data = ChainData::single(CsrMatrix::from_dense(&[vec![1.0], vec![1.0]], 1).unwrap()).unwrap();
+    let w = vec![0.0; c.size_joint_feature()];
+    let obj = Objective { margin: 1.0, terms: Terms::default() };
+    assert!(matches!(c.frontier(&w, &data, 0, &vec![1, 2], &obj), Err(Error::Unsupported(_))));
+    // The adapter declares the frontier only when g is a function of the loss.
+    use crate::StructureOracle;
+    use bicrit_core::{FactorMap, LambdaOracle};
+    let h = Chain::with_tags(1, &["O", "B-A", "I-A"], TagScheme::Iob2, None, ChainLoss::Hamming).unwrap();
+    let gold = vec![1, 2];
+    let plain = StructureOracle::new(&h, &w, &data, 0, &gold, FactorMap::margin_loss());
+    assert!(plain.capabilities().frontier);
+    let mut f1 = StructureOracle::new(&h, &w, &data, 0, &gold, FactorMap::micro_f1(2.0));
+    assert!(!f1.capabilities().frontier);
+    assert!(matches!(f1.frontier(), Err(Error::Incompatible(_))));
 }

@@ -345,7 +345,7 @@ impl Structure for Dependency {
     }
 
     fn capabilities(&self) -> Capabilities {
-        Capabilities { ban: true, kbest: true, cone: false, relaxed: false }
+        Capabilities { ban: true, kbest: true, ..Capabilities::default() }
     }
 
     fn check_label(&self, data: &Sentences, i: usize, y: &DepLabel) -> Result<()> {

@@ -1106,7 +1106,7 @@ impl Structure for HierarchyStructure {
     /// k-best (tree k-best DP; Lawler over min-cuts or integer programs on DAGs), no cone.
     /// Answers are always integral.
     fn capabilities(&self) -> Capabilities {
-        Capabilities { ban: true, kbest: true, cone: !self.multilabel, relaxed: false }
+        Capabilities { ban: true, kbest: true, cone: !self.multilabel, ..Capabilities::default() }
     }
 
     fn check_label(&self, _data: &CsrMatrix, _i: usize, y: &HierLabel) -> Result<()> {

@@ -329,8 +329,10 @@ impl Structure for Multilabel {
 
     fn capabilities(&self) -> Capabilities {
         match self.inference {
-            Inference::Exact => Capabilities { ban: true, kbest: true, cone: true, relaxed: false },
-            Inference::Relaxed(_) => Capabilities { ban: false, kbest: false, cone: true, relaxed: true },
+            Inference::Exact => {
+                Capabilities { ban: true, kbest: true, cone: true, ..Capabilities::default() }
+            }
+            Inference::Relaxed(_) => Capabilities { cone: true, relaxed: true, ..Capabilities::default() },
         }
     }
 
