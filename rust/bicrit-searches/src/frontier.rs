@@ -20,7 +20,7 @@
 use bicrit_core::{LambdaOracle, Result};
 
 use crate::session::Session;
-use crate::{Found, Item, Requirements, Search, WarmStart};
+use crate::{Found, Requirements, Search, WarmStart};
 
 /// Frontier search (no options: one call, exact).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -61,22 +61,7 @@ impl Search for Frontier {
                 best = Some(gi);
             }
         }
-        Ok(match best {
-            None => Found { value: f64::NEG_INFINITY, answer: Vec::new(), upper_bound: None, is_gold: false },
-            Some(b) => {
-                let c = &s.known[b];
-                Found {
-                    value: c.phi,
-                    answer: vec![Item {
-                        label: c.point.label.clone(),
-                        h: c.point.h,
-                        g: c.point.g,
-                        weight: 1.0,
-                    }],
-                    upper_bound: Some(c.phi),
-                    is_gold: c.gold,
-                }
-            }
-        })
+        // exact: the certified upper bound is the value itself (`at` raises −∞ to it)
+        Ok(Found::at(s, best, best.map(|_| f64::NEG_INFINITY)))
     }
 }

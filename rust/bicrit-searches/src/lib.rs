@@ -191,7 +191,17 @@ pub struct Found<L> {
 impl<L: Clone> Found<L> {
     /// The integral answer at the best candidate of the session (gold preferred on ties).
     pub fn best_of<O: LambdaOracle<Label = L>>(s: &Session<'_, O>, upper_bound: Option<f64>) -> Self {
-        match s.best() {
+        Self::at(s, s.best(), upper_bound)
+    }
+
+    /// The integral answer at candidate `i` of the session (none: no label, value −∞); the
+    /// upper bound is raised to the answer's value.
+    pub fn at<O: LambdaOracle<Label = L>>(
+        s: &Session<'_, O>,
+        i: Option<usize>,
+        upper_bound: Option<f64>,
+    ) -> Self {
+        match i {
             None => Found { value: f64::NEG_INFINITY, answer: Vec::new(), upper_bound, is_gold: false },
             Some(i) => {
                 let c = &s.known[i];

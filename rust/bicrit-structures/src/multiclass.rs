@@ -49,6 +49,23 @@ impl Multiclass {
         Ok(())
     }
 
+    /// Every class as a scored label against `y_true` (the oracles enumerate the K classes).
+    fn every_class(
+        &self,
+        w: &[f64],
+        data: &CsrMatrix,
+        i: usize,
+        y_true: &usize,
+    ) -> Result<Vec<Scored<usize>>> {
+        self.check_data(data)?;
+        self.check_label(data, i, y_true)?;
+        let scores = self.class_scores(w, data, i);
+        let gold = scores[*y_true];
+        (0..self.n_classes)
+            .map(|k| Ok(Scored { label: k, margin: scores[k] - gold, terms: self.terms(&k, y_true)? }))
+            .collect()
+    }
+
     fn class_scores(&self, w: &[f64], data: &CsrMatrix, i: usize) -> Vec<f64> {
         let x = data.view();
         (0..self.n_classes).map(|k| x.row_dot(i, w, k * self.n_features)).collect()
@@ -121,14 +138,7 @@ impl Structure for Multiclass {
         y_true: &usize,
         q: &TermQuery<'_, usize>,
     ) -> Result<Vec<Scored<usize>>> {
-        self.check_data(data)?;
-        self.check_label(data, i, y_true)?;
-        let scores = self.class_scores(w, data, i);
-        let gold = scores[*y_true];
-        let candidates = (0..self.n_classes)
-            .map(|k| Ok(Scored { label: k, margin: scores[k] - gold, terms: self.terms(&k, y_true)? }))
-            .collect::<Result<Vec<_>>>()?;
-        Ok(select_best(q, candidates))
+        Ok(select_best(q, self.every_class(w, data, i, y_true)?))
     }
 
     fn frontier(
@@ -139,14 +149,7 @@ impl Structure for Multiclass {
         y_true: &usize,
         objective: &bicrit_core::Objective,
     ) -> Result<Vec<Scored<usize>>> {
-        self.check_data(data)?;
-        self.check_label(data, i, y_true)?;
-        let scores = self.class_scores(w, data, i);
-        let gold = scores[*y_true];
-        let candidates = (0..self.n_classes)
-            .map(|k| Ok(Scored { label: k, margin: scores[k] - gold, terms: self.terms(&k, y_true)? }))
-            .collect::<Result<Vec<_>>>()?;
-        Ok(frontier_by_loss(objective, candidates))
+        Ok(frontier_by_loss(objective, self.every_class(w, data, i, y_true)?))
     }
 }
 
