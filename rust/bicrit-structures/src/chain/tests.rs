@@ -41,6 +41,26 @@ fn all_labels(s: usize, t: usize) -> Vec<Vec<usize>> {
 }
 
 /// A random structure: named tags (any scheme, loss) or unnamed tags with a random O set.
+/// Every label of `labels` scored against `gold` by enumeration (margin from the joint feature).
+fn scored(
+    chain: &Chain,
+    data: &ChainData,
+    i: usize,
+    w: &[f64],
+    labels: &[Vec<usize>],
+    gold: &Vec<usize>,
+) -> Vec<Scored<Vec<usize>>> {
+    let gold_score = chain.joint_feature(data, i, gold).unwrap().dot(w);
+    labels
+        .iter()
+        .map(|y| Scored {
+            label: y.clone(),
+            margin: chain.joint_feature(data, i, y).unwrap().dot(w) - gold_score,
+            terms: chain.terms(y, gold).unwrap(),
+        })
+        .collect()
+}
+
 fn random_chain(rng: &mut Rng, d: usize) -> Chain {
     let s = 1 + rng.below(4);
     if rng.below(4) == 0 {
@@ -126,15 +146,7 @@ fn check_instance(rng: &mut Rng) {
     let w: Vec<f64> = (0..chain.size_joint_feature()).map(|_| rng.int(-2, 2)).collect();
     let labels = all_labels(s, t);
     let gold = labels[rng.below(labels.len())].clone();
-    let gold_score = chain.joint_feature(&data, i, &gold).unwrap().dot(&w);
-    let candidates: Vec<Scored<Vec<usize>>> = labels
-        .iter()
-        .map(|y| Scored {
-            label: y.clone(),
-            margin: chain.joint_feature(&data, i, y).unwrap().dot(&w) - gold_score,
-            terms: chain.terms(y, &gold).unwrap(),
-        })
-        .collect();
+    let candidates = scored(&chain, &data, i, &w, &labels, &gold);
     let (primary, secondary) = random_objective(rng);
     // ban some of the best labels (so that bans matter) and some random ones
     let mut ban: Vec<Vec<usize>> = Vec::new();
@@ -355,15 +367,7 @@ fn frontier_equals_brute_force_by_loss_value() {
             .collect();
         let labels = all_labels(s, t);
         let gold = labels[rng.below(labels.len())].clone();
-        let gold_score = chain.joint_feature(&data, i, &gold).unwrap().dot(&w);
-        let candidates: Vec<Scored<Vec<usize>>> = labels
-            .iter()
-            .map(|y| Scored {
-                label: y.clone(),
-                margin: chain.joint_feature(&data, i, y).unwrap().dot(&w) - gold_score,
-                terms: chain.terms(y, &gold).unwrap(),
-            })
-            .collect();
+        let candidates = scored(&chain, &data, i, &w, &labels, &gold);
         // h = a·m (a > 0: a learner's scale), sometimes with decomposable terms folded in
         let terms = if rng.below(3) == 0 {
             Terms { loss: 0.0, size: rng.pick(&[0.0, -0.5]), hamming: rng.pick(&[0.0, 1.0]) }
