@@ -303,13 +303,14 @@ def _is_count(v: Any) -> bool:
     return not isinstance(v, bool) and isinstance(v, int | np.integer) and v >= 0
 
 
-def _continued_t0(prev: Any, params: Mapping[str, Any]) -> float:
-    """SGD's ``t0`` that continues the Pegasos schedule after ``prev``'s steps (one step per
-    ``batch_size`` inferences), so the surrogate does not restart with the largest steps."""
+def _continued_t0(prev: Any) -> float | None:
+    """SGD's ``t0`` that continues ``prev``'s Pegasos schedule after its steps (one step per
+    ``batch_size`` instances), so the surrogate does not restart with the largest steps; None
+    for the other schedules, which do not read ``t0``."""
     p = dict(prev.params)
-    if p.get("schedule", "pegasos") != "pegasos" or "t0" not in p:
-        return float(params.get("t0", p.get("t0", 1.0)))
-    steps = int(prev.n_epochs) * math.ceil(int(prev.n_instances) / int(p.get("batch_size", 1)))
+    if p.get("schedule") != "pegasos":
+        return None
+    steps = int(prev.n_epochs) * math.ceil(int(prev.n_instances) / int(p["batch_size"]))
     return float(p["t0"]) + steps
 
 
@@ -694,8 +695,9 @@ class StructuredSVM(BaseEstimator):
                 p, w0 = dict(params), w_prev
                 if prev is not None:  # after the warm-up: its weights, SGD's schedule continues
                     w0 = np.asarray(prev.weights(True), dtype=np.float64)
-                    if learner == "sgd":
-                        p["t0"] = _continued_t0(prev, p)
+                    t0 = _continued_t0(prev) if learner == "sgd" else None
+                    if t0 is not None:
+                        p["t0"] = t0
                 return _new_trainer(structure, Xn, Yn, surrogate, search, learner, p, w0)
 
         else:
