@@ -86,6 +86,8 @@ def test_native_adapter_matches_direct_calls() -> None:
     native = as_native(s)
     assert native.name == "py-multiclass" and native.size_joint_feature == 12
     assert native.capabilities["ban"] and not native.capabilities["cone"]
+    # A structure written before a capability existed (no "frontier" key) is reported without it.
+    assert native.capabilities["frontier"] is False
     X = rng.normal(size=(20, 3))
     Y = rng.integers(0, 4, size=20)
     w = rng.normal(size=12)

@@ -101,7 +101,13 @@ def s() -> Assignment:
 def test_registered_through_the_entry_point() -> None:
     c = bicrit.registry.get("structure", "assignment")
     assert c.package == "bicrit-assignment"
-    assert c.capabilities == {"ban": True, "kbest": True, "cone": False, "relaxed": False}
+    assert c.capabilities == {
+        "ban": True,
+        "kbest": True,
+        "cone": False,
+        "relaxed": False,
+        "frontier": False,
+    }
     s = bicrit.structure("assignment")
     assert isinstance(s, Assignment)
     X = [np.zeros((3, 3, 2)), np.zeros((4, 4, 2))]

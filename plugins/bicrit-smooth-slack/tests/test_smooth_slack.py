@@ -87,6 +87,9 @@ def test_registered_under_its_name_with_package_and_capabilities() -> None:
     assert c.package == "bicrit-smooth-slack"
     assert c.capabilities["searches"] == HULL_SEARCHES
     assert c.capabilities["product_form"] is False and c.capabilities["affine_in_h"] is False
+    assert c.capabilities["convex_in_h"] is True
+    # every key a built-in surrogate declares (plus its own extras: learners, tangent)
+    assert set(bicrit.registry.get("surrogate", "slack").capabilities) <= set(c.capabilities)
     psi = bicrit.surrogate("smooth-slack", tau=0.2)
     assert isinstance(psi, SmoothSlack) and psi.params == {"tau": 0.2}
     assert bicrit.surrogate("smooth-slack").tau == 0.5

@@ -48,6 +48,7 @@ class Assignment(Structure):
         "kbest": True,
         "cone": False,
         "relaxed": False,
+        "frontier": False,
     }
 
     def __init__(self, n_features: int | None = None) -> None:
