@@ -209,7 +209,7 @@ def test_keyboard_interrupt_keeps_the_finished_epochs(emotions_scaled):
     assert np.array_equal(est.predict(Xt), ref.predict(Xt))
 
 
-def test_keyboard_interrupt_before_any_epoch_is_re_raised(emotions_scaled):
+def test_keyboard_interrupt_before_any_epoch_is_re_raised(emotions_scaled, ctrl_c):
     """Ctrl-C during the first epoch: nothing learned, so KeyboardInterrupt propagates and the
     estimator stays unfitted."""
     import _thread
@@ -227,7 +227,7 @@ def test_keyboard_interrupt_before_any_epoch_is_re_raised(emotions_scaled):
     assert not hasattr(est, "coef_")
 
 
-def test_sigint_during_fit_leaves_a_usable_model(emotions_scaled):
+def test_sigint_during_fit_leaves_a_usable_model(emotions_scaled, ctrl_c):
     """A real SIGINT (Ctrl-C) while the native trainer runs: the running epoch is rolled back,
     the finished ones are kept (or, if none finished, KeyboardInterrupt propagates)."""
     import _thread
