@@ -17,7 +17,8 @@ __all__ = ["main"]
 def _class_capabilities(kind: str, factory: Any) -> dict[str, Any]:
     """Capabilities a plugin's factory class declares itself (read without instantiating it),
     shown when the plugin registered none: a structure's ``capabilities`` mapping; a surrogate's
-    ``product_shift``, ``affine_in_h`` and ``tangent`` (and the searches they allow)."""
+    ``product_shift``, ``affine_in_h``, ``convex_in_h`` and ``tangent`` (and the searches they
+    allow)."""
     cls = factory if isinstance(factory, type) else None
     if cls is None:
         return {}
@@ -33,6 +34,9 @@ def _class_capabilities(kind: str, factory: Any) -> dict[str, Any]:
         affine = inspect.getattr_static(cls, "affine_in_h", False)
         if isinstance(affine, bool):
             out["affine_in_h"] = affine
+        convex = inspect.getattr_static(cls, "convex_in_h", True)
+        if isinstance(convex, bool):
+            out["convex_in_h"] = convex
         out["tangent"] = callable(getattr(cls, "tangent", None))
         if "product_form" in out:
             hull = ["convex-hull", "convex-hull-ban", "convex-hull-kbest"]

@@ -31,6 +31,13 @@ class Prod:
     def tangent(self, h, g):
         return (h + 2.0) / g
 
+class Bent:
+    convex_in_h = False
+    def value(self, h, g):
+        return g * (1.0 + h / (1.0 + abs(h)))
+    def grad(self, h, g):
+        return g / (1.0 + abs(h)) ** 2, 1.0 + h / (1.0 + abs(h))
+
 @hookimpl
 def bicrit_register_structures(registry):
     registry.add_structure("perm", Perm)
@@ -38,6 +45,7 @@ def bicrit_register_structures(registry):
 @hookimpl
 def bicrit_register_surrogates(registry):
     registry.add_surrogate("prod2", Prod, description="(h + 2)·g")
+    registry.add_surrogate("bent", Bent, description="g·(1 + h/(1 + |h|))")
 """
 
 FAILS_WHILE_REGISTERING = """
@@ -85,9 +93,11 @@ def test_capabilities_declared_by_plugin_classes_are_shown(
     assert "bicrit_clitest_a 3.1" in perm
     assert "[ban=True; cone=False; kbest=False; relaxed=False]" in perm
     prod = _line(out, "surrogate", "prod2")
-    assert "affine_in_h=True; product_form=True" in prod
+    assert "affine_in_h=True; convex_in_h=True; product_form=True" in prod
     assert "searches=convex-hull,convex-hull-ban,convex-hull-kbest,angular," in prod
     assert "tangent=True" in prod and prod.endswith("(h + 2)·g")
+    bent = _line(out, "surrogate", "bent")
+    assert "convex_in_h=False" in bent and "tangent=False" in bent
 
 
 def test_broken_plugins_are_listed_once_with_the_reason(

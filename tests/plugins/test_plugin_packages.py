@@ -155,10 +155,11 @@ def test_cli_lists_the_installed_packages_with_versions_and_capabilities(site) -
     lines = out.stdout.splitlines()
     [assignment] = [ln for ln in lines if ln.split()[:2] == ["structure", "assignment"]]
     assert "bicrit-assignment 0.1.0" in assignment
-    assert "[ban=True; cone=False; kbest=True; relaxed=False]" in assignment
+    assert "[ban=True; cone=False; frontier=False; kbest=True; relaxed=False]" in assignment
     [smooth] = [ln for ln in lines if ln.split()[:2] == ["surrogate", "smooth-slack"]]
     assert "bicrit-smooth-slack 0.1.0" in smooth
     assert "product_form=False" in smooth
+    assert "convex_in_h=True" in smooth
     assert "searches=convex-hull,convex-hull-ban,convex-hull-kbest;" in smooth
     # the broken package is listed with its package, version and the reason; the rest loads
     [broken] = [ln for ln in lines if ln.startswith("BROKEN")]
