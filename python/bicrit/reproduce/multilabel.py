@@ -159,7 +159,7 @@ DATASETS: dict[str, MultilabelSetup] = {
         MultilabelSetup("medical", epochs=300, tol=0.01),
         MultilabelSetup("enron", epochs=20),
         MultilabelSetup("tmc2007-500", epochs=10),
-        # corel5k: one BCFW epoch costs 2.4 s (margin) to 4.7 s (slack) on one core; to a 1 %
+        # corel5k: one BCFW epoch costs 2.3 s (margin) to 5.1 s (slack) on one core; to a 1 %
         # gap, capped at 30 epochs (slack and β stop at the cap: benches/RESULTS.md)
         MultilabelSetup("corel5k", edges="tree", epochs=30, tol=0.01),
         MultilabelSetup("delicious", edges="tree", epochs=5),
