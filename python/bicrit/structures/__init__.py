@@ -38,13 +38,21 @@ def structure(name: str, **params: Any) -> Any:
     return registry.create("structure", name, **params)
 
 
+def _caps(*answered: str) -> dict[str, bool]:
+    """Every optional query of :attr:`Structure.capabilities`, True for those ``answered``."""
+    unknown = set(answered) - set(Structure.capabilities)
+    if unknown:
+        raise ValueError(f"unknown capabilities {sorted(unknown)}")
+    return {k: k in answered for k in Structure.capabilities}
+
+
 def register_builtins(registry: Registrar) -> None:
     """Registers bicrit's built-in structures."""
     registry.add_structure(
         "multiclass",
         Multiclass,
         description="one weight block per class, 0-1 loss, enumeration oracle",
-        capabilities={"ban": True, "kbest": True, "cone": True, "relaxed": False, "frontier": True},
+        capabilities=_caps("ban", "kbest", "cone", "frontier"),
     )
     registry.add_structure(
         "chain",
@@ -53,13 +61,7 @@ def register_builtins(registry: Registrar) -> None:
         "ban lists; token Hamming or chunk-level segment loss; frontier by loss value (best "
         "label for every number of wrong tokens, one DP) with the Hamming loss",
         # frontier: loss="hamming" only (the instance's .capabilities is exact)
-        capabilities={
-            "ban": True,
-            "kbest": True,
-            "cone": False,
-            "relaxed": False,
-            "frontier": True,
-        },
+        capabilities=_caps("ban", "kbest", "frontier"),
     )
     registry.add_structure(
         "hierarchy",
@@ -69,13 +71,7 @@ def register_builtins(registry: Registrar) -> None:
             "Hamming; tree DP, min-cut, LP + integer program"
         ),
         # cones: multilabel=False only (the instance's .capabilities is exact)
-        capabilities={
-            "ban": True,
-            "kbest": True,
-            "cone": False,
-            "relaxed": False,
-            "frontier": False,
-        },
+        capabilities=_caps("ban", "kbest"),
     )
     registry.add_structure(
         "dependency",
@@ -83,13 +79,7 @@ def register_builtins(registry: Registrar) -> None:
         description="arc-factored dependency trees with labeled arcs, hashed arc features, "
         "head + label Hamming loss; projective Eisner or non-projective Chu-Liu-Edmonds, "
         "both with k-best lists and ban lists",
-        capabilities={
-            "ban": True,
-            "kbest": True,
-            "cone": False,
-            "relaxed": False,
-            "frontier": False,
-        },
+        capabilities=_caps("ban", "kbest"),
     )
     registry.add_structure(
         "multilabel",
@@ -101,26 +91,10 @@ def register_builtins(registry: Registrar) -> None:
         ),
         # union over the inference modes; an instance's .capabilities is exact for its mode
         capabilities={
-            "ban": True,
-            "kbest": True,
-            "cone": True,
-            "relaxed": True,
-            "frontier": False,
+            **_caps("ban", "kbest", "cone", "relaxed"),
             "by_inference": {
-                "exact": {
-                    "ban": True,
-                    "kbest": True,
-                    "cone": True,
-                    "relaxed": False,
-                    "frontier": False,
-                },
-                "relaxed": {
-                    "ban": False,
-                    "kbest": False,
-                    "cone": True,
-                    "relaxed": True,
-                    "frontier": False,
-                },
+                "exact": _caps("ban", "kbest", "cone"),
+                "relaxed": _caps("cone", "relaxed"),
             },
         },
     )
