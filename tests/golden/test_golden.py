@@ -15,6 +15,13 @@ from tests.golden.cases import CASES
 
 GOLDEN = json.loads(Path(__file__).with_name("golden.json").read_text())
 
+#: History columns that changed on purpose, with the reason (the closing note lists them).
+CHANGED: dict[str, str] = {
+    # the driver numbers epochs over the whole fit; the estimator used to restart at 1 when the
+    # surrogate took over from the margin warm-up (a resumed hierarchy fit already counted on)
+    "epoch": "numbered over the whole fit, warm-up included",
+}
+
 
 def _same(a: Any, b: Any) -> bool:
     if isinstance(a, float) and isinstance(b, float):
@@ -35,4 +42,7 @@ def test_fit_is_unchanged(name: str, data_dir: Path) -> None:
     assert len(got["history"]) == len(want["history"])
     for k, (g, w) in enumerate(zip(got["history"], want["history"], strict=True)):
         for key, value in w.items():
+            if key in CHANGED:
+                continue
             assert _same(g.get(key), value), f"epoch {k + 1}: {key} = {g.get(key)} vs {value}"
+        assert [g["epoch"] for g in got["history"]] == sorted(g["epoch"] for g in got["history"])

@@ -112,7 +112,7 @@ def test_sparse_and_dense_input_agree(small) -> None:
 
 def test_terminal_ids_as_labels(small) -> None:
     ds, tr, _ = small
-    kw = {"model": "hsvm", "max_epochs": 2}
+    kw = {"model": "hsvm", "max_epochs": 2, "random_state": 0}
     a = HierarchicalSVM(ds.hierarchy, **kw).fit(tr.X, tr.Y)
     b = HierarchicalSVM(ds.hierarchy, **kw).fit(tr.X, np.asarray(tr.leaf))
     assert np.array_equal(a.coef_, b.coef_)

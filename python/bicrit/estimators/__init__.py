@@ -1,4 +1,5 @@
-"""Estimators: structured SVMs with the scikit-learn contract (issue 5, items 2–3).
+"""Estimators: structured SVMs with the scikit-learn contract; each is a ``StructuredSVM`` over
+one structure, and every fit runs through the one fit driver (:mod:`bicrit.learners.fit`).
 
 ==================== ============ ================================== ==========================
 estimator            structure    inputs                             ``score``
@@ -10,6 +11,8 @@ estimator            structure    inputs                             ``score``
 ``SequenceSVM``      chain        token lists, ``SequenceDataset``,  entity micro-F1 (IOB
                                   ``HashedSequences``, (M, offsets)  tags), else token accuracy
 ``DependencySVM``    dependency   ``TreebankDataset``, sentences     UAS
+``HierarchicalSVM``  hierarchy    dense/CSR X + node sets, or a      hierarchical F1 (multi-
+                                  hierarchy dataset                  label), else exact match
 ==================== ============ ================================== ==========================
 
 Every estimator saves to and loads from bicrit's pickle-free model file
@@ -22,7 +25,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bicrit.estimators.base import FeatureScaleWarning, FitInterruptedWarning, StructuredSVM
 from bicrit.estimators.dependency import DependencySVM
 from bicrit.estimators.model_format import (
     ESTIMATOR_CLASSES,
@@ -32,13 +34,16 @@ from bicrit.estimators.model_format import (
 )
 from bicrit.estimators.multilabel import MultiLabelSVM
 from bicrit.estimators.sequence import SequenceSVM
+from bicrit.estimators.structured import StructuredSVM
 from bicrit.hierarchy.estimator import HierarchicalSVM
+from bicrit.learners.fit import FeatureScaleWarning, FitInterruptedWarning
 
 __all__ = [
     "ESTIMATOR_CLASSES",
     "DependencySVM",
     "FeatureScaleWarning",
     "FitInterruptedWarning",
+    "HierarchicalSVM",
     "MultiLabelSVM",
     "SequenceSVM",
     "StructuredSVM",

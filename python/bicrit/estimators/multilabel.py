@@ -9,7 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from bicrit.errors import InvalidInputError, InvalidParameterError
-from bicrit.estimators.base import StructuredSVM
+from bicrit.estimators.structured import StructuredSVM, _init_params
 
 __all__ = ["MultiLabelSVM"]
 
@@ -62,51 +62,36 @@ class MultiLabelSVM(StructuredSVM):
         search_params: Mapping[str, Any] | None = None,
         learner_params: Mapping[str, Any] | None = None,
     ) -> None:
-        self.edges = edges
-        self.inference = inference
-        self.scale = scale
-        self.surrogate = surrogate
-        self.search = search
-        self.learner = learner
-        self.C = C
-        self.max_epochs = max_epochs
-        self.tol = tol
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.warm_start = warm_start
-        self.warmup = warmup
-        self.verbose = verbose
-        self.surrogate_params = surrogate_params
-        self.search_params = search_params
-        self.learner_params = learner_params
+        _init_params(self, locals())
 
     def _structure_spec(self) -> tuple[Any, dict[str, Any]]:
         edges = self.edges
         if isinstance(edges, np.ndarray):
             edges = edges.tolist()
-        return "multilabel", {"edges": edges, "inference": self.inference}
+        return "multilabel", {
+            "edges": edges,
+            "inference": self.inference,
+            "label_names": getattr(self, "label_names_", None),
+        }
 
     def _check_params(self) -> None:
         super()._check_params()
         if not isinstance(self.scale, bool | np.bool_):
             raise InvalidParameterError(f"scale must be True or False, got {self.scale!r}")
 
-    @staticmethod
-    def _unpack(X: Any, Y: Any) -> tuple[Any, Any]:
+    def _split(self, X: Any, Y: Any) -> tuple[Any, Any]:
         from bicrit.datasets import MultiLabelDataset
 
         if isinstance(X, MultiLabelDataset):
             return X.X, X.Y if Y is None else Y
         return X, Y
 
-    def _prepare_fit(self, X: Any, Y: Any) -> tuple[Any, Any]:
-        from bicrit.datasets import MultiLabelDataset
-
-        if isinstance(X, MultiLabelDataset):
-            self.label_names_ = list(X.label_names)
+    def _prepare_fit(self, X: Any, Y: Any, source: Any = None) -> tuple[Any, Any]:
+        names = getattr(source, "label_names", None)
+        if names is not None:
+            self.label_names_ = list(names)
         elif not (self.warm_start and hasattr(self, "coef_")):
             self.label_names_ = None
-        X, Y = self._unpack(X, Y)
         if Y is None:
             raise InvalidInputError("Y is required (an (n, K) 0/1 array) unless X is a dataset")
         X = self._as_matrix(X)
@@ -157,31 +142,7 @@ class MultiLabelSVM(StructuredSVM):
         return (X - mean) / std if mean is not None else X / std
 
     def _prepare_inputs(self, X: Any) -> Any:
-        X, _ = self._unpack(X, None)
         return self._transform(self._as_matrix(X))
-
-    def _prepare_labels(self, Y: Any) -> Any:
-        return Y
-
-    def score(self, X: Any, Y: Any = None) -> float:
-        """Subset accuracy on ``(X, Y)`` (``Y`` defaults to a dataset's labels)."""
-        X, Y = self._unpack(X, Y)
-        if Y is None:
-            raise InvalidInputError("Y is required unless X is a dataset")
-        from bicrit import metrics
-
-        return float(metrics.subset_accuracy(Y, self.predict(X)))
-
-    def report(self, X: Any, Y: Any = None) -> dict[str, float]:
-        """Every multi-label metric of :func:`bicrit.metrics.multilabel_report` on ``(X, Y)``:
-        subset and example-based (Jaccard) accuracy, Hamming loss, micro-, macro- and
-        example-based F1."""
-        X, Y = self._unpack(X, Y)
-        if Y is None:
-            raise InvalidInputError("Y is required unless X is a dataset")
-        from bicrit import metrics
-
-        return metrics.multilabel_report(Y, self.predict(X))
 
     def _extra_config(self) -> dict[str, Any]:
         return {
@@ -189,13 +150,13 @@ class MultiLabelSVM(StructuredSVM):
             "label_names": getattr(self, "label_names_", None),
         }
 
-    def _export(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-        config, arrays = super()._export()
+    def _extra_arrays(self) -> dict[str, np.ndarray]:
+        arrays = {}
         if getattr(self, "scale_std_", None) is not None:
             arrays["scale_std"] = self.scale_std_
             if self.scale_mean_ is not None:
                 arrays["scale_mean"] = self.scale_mean_
-        return config, arrays
+        return arrays
 
     def _import_extra(self, config: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> None:
         self.scale_std_ = arrays.get("scale_std")

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cached_property
 from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -247,6 +248,16 @@ class Hierarchy:
         return cls(names, parents, root=0)
 
     # ------------------------------------------------------------------ basic accessors
+
+    def get_config(self) -> dict[str, Any]:
+        """``{"names", "parents", "root"}``: plain JSON that :meth:`from_config` rebuilds."""
+        return {"names": list(self._names), "parents": [list(p) for p in self._parents],
+                "root": self._root}
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> Hierarchy:
+        """The hierarchy of :meth:`get_config`'s output."""
+        return cls(config["names"], config["parents"], root=config.get("root"))
 
     @property
     def names(self) -> list[str]:

@@ -172,7 +172,8 @@ def _info(name: str) -> LearnerInfo:
 LEARNERS: dict[str, LearnerInfo] = {name: _info(name) for name in LEARNER_NAMES}
 
 
-def _surrogate(surrogate: Any) -> Any:
+def resolve_surrogate(surrogate: Any) -> Any:
+    """A surrogate object from a registry name (objects unchanged)."""
     if isinstance(surrogate, str):
         from bicrit.surrogates import surrogate as make
 
@@ -180,7 +181,7 @@ def _surrogate(surrogate: Any) -> Any:
     return surrogate
 
 
-def _search(search: Any) -> Any:
+def resolve_search(search: Any) -> Any:
     """A registry name or ``(name, options)`` through the registry (so plugin searches resolve
     to their objects, which the native learners then refuse clearly); objects unchanged."""
     from bicrit import registry
@@ -199,7 +200,7 @@ def check(
     ``surrogate`` and ``search`` (on ``structure``, when given: its oracle's capabilities), as
     :class:`Trainer` would — without any data. Names are looked up in the registry."""
     caps = None if structure is None else dict(structure.capabilities)
-    _native.check_learner(learner, _surrogate(surrogate), _search(search), caps)
+    _native.check_learner(learner, resolve_surrogate(surrogate), resolve_search(search), caps)
 
 
 def make_trainer(
@@ -224,8 +225,8 @@ def make_trainer(
         as_native(structure),
         Xn,
         Yn,
-        _surrogate(surrogate),
-        _search(search),
+        resolve_surrogate(surrogate),
+        resolve_search(search),
         learner,
         dict(params or {}),
         w0,
@@ -250,18 +251,21 @@ def train(
     """Trains for up to ``max_epochs`` epochs (stopping early when an epoch reports
     ``converged``); returns ``(weights, history)``, ``history`` holding each epoch's stats dict.
     A native structure that is not initialised yet is initialised on ``(X, Y)``. ``params`` are the
-    learner's (see :data:`LEARNERS`); ``callback(stats)`` is called after every epoch."""
+    learner's (see :data:`LEARNERS`); ``callback(stats)`` is called after every epoch. The epochs
+    run through the fit driver (:class:`bicrit.learners.fit.Fit`)."""
+    from bicrit.learners.fit import Fit, Training
+
     if int(max_epochs) < 1:
         raise InvalidParameterError(f"max_epochs must be at least 1, got {max_epochs}")
     if getattr(structure, "_native", False) is None:
         structure.initialize(X, Y)
-    trainer = make_trainer(structure, X, Y, surrogate, search, learner, params, w0)
-    history: list[dict[str, Any]] = []
-    for _ in range(int(max_epochs)):
-        stats = trainer.epoch()
-        history.append(stats)
-        if callback is not None:
-            callback(stats)
-        if stop_on_convergence and stats["converged"]:
-            break
-    return trainer.weights(averaged), history
+    Xn, Yn = structure.native_inputs(X, Y)
+    task = Training(structure, Xn, Yn, learner, dict(params))
+    fit = Fit(
+        task.phases(surrogate, search, int(max_epochs), 0, w0),
+        tol=None,
+        certified=bool(stop_on_convergence),
+        callbacks=[] if callback is None else [lambda e: callback(e.row)],
+    )
+    result = fit.run()
+    return result.runner.weights(averaged), result.rows
