@@ -334,6 +334,7 @@ def test_decision_values_of_duplicated_and_minimal_graphs_agree(learner: str) ->
             learner=learner,
             max_epochs=400,
             tol=0.0,
+            random_state=0,
             learner_params=params,
         ).fit(X, Y)
         cols = [h.names[c] for c in est.classes_]

@@ -35,7 +35,6 @@ from bicrit.estimators.model_format import (
 from bicrit.estimators.multilabel import MultiLabelSVM
 from bicrit.estimators.sequence import SequenceSVM
 from bicrit.estimators.structured import StructuredSVM
-from bicrit.hierarchy.estimator import HierarchicalSVM
 from bicrit.learners.fit import FeatureScaleWarning, FitInterruptedWarning
 
 __all__ = [
@@ -57,9 +56,22 @@ register_estimator("StructuredSVM", StructuredSVM)
 register_estimator("MultiLabelSVM", MultiLabelSVM)
 register_estimator("SequenceSVM", SequenceSVM)
 register_estimator("DependencySVM", DependencySVM)
-register_estimator("HierarchicalSVM", HierarchicalSVM)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "HierarchicalSVM":  # defined in the hierarchy family, which imports this package
+        from bicrit.hierarchy.estimator import HierarchicalSVM
+
+        return HierarchicalSVM
+    raise AttributeError(f"module 'bicrit.estimators' has no attribute {name!r}")
 
 
 def load(path: str | Path) -> Any:
     """Loads any estimator saved with ``save`` (``bicrit.load``)."""
     return load_model(path)
+
+
+# HierarchicalSVM registers itself with the model format when its module is imported; import it
+# here so that every estimator class is known before a model file is read (a partially imported
+# module is enough when the import started from the hierarchy side).
+from bicrit.hierarchy import estimator as _hierarchy_estimator  # noqa: E402, F401

@@ -58,6 +58,7 @@ from bicrit.errors import (
     InvalidInputError,
     InvalidParameterError,
 )
+from bicrit.estimators.model_format import register_estimator
 from bicrit.estimators.structured import StructuredSVM, _init_params
 from bicrit.hierarchy.graph import Hierarchy
 from bicrit.hierarchy.labels import add_virtual_leaves, check_labels, terminals
@@ -598,3 +599,6 @@ def _upgrade_v1(
         "virtual_parent": np.asarray(arrays["virtual_parent"], dtype=np.int64),
     }
     return new_config, new_arrays
+
+
+register_estimator("HierarchicalSVM", HierarchicalSVM)
