@@ -64,7 +64,7 @@ from bicrit.learners.fit import Fit, FitResult, Training, warmup_epochs
 __all__ = ["StructuredSVM"]
 
 #: Private fitted state (removed with the public ``*_`` attributes when a fit fails).
-_PRIVATE_STATE = ("_w", "_trainer", "_trainer_key", "_history_rows")
+_PRIVATE_STATE = ("_w", "_trainer", "_trainer_key", "_history_rows", "_tuned_C")
 
 
 def _init_params(est: Any, params: Mapping[str, Any]) -> None:
@@ -318,10 +318,13 @@ class StructuredSVM(BaseEstimator):
         Y: Any,
         callback: Callable[[dict[str, Any]], Any] | None,
         continuing: bool,
-        history: list[dict[str, Any]] | None = None,
     ) -> StructuredSVM:
-        import polars as pl
+        structure, X, Y = self._prepared(X, Y, continuing)
+        return self._train(structure, X, Y, callback, continuing)
 
+    def _prepared(self, X: Any, Y: Any, continuing: bool) -> tuple[Any, Any, Any]:
+        """``(structure, X, Y)``: the inputs checked and converted to the structure's form and
+        the structure initialised on them (the fitted one when continuing)."""
         self._check_params()
         source = X
         X, Y = self._split(X, Y)
@@ -342,6 +345,22 @@ class StructuredSVM(BaseEstimator):
             structure = self._build_structure()
             Y = structure.prepare_labels(Y)
             structure.initialize(X, Y)
+        return structure, X, Y
+
+    def _train(
+        self,
+        structure: Any,
+        X: Any,
+        Y: Any,
+        callback: Callable[[dict[str, Any]], Any] | None,
+        continuing: bool,
+        w0: Any = None,
+        history: list[dict[str, Any]] | None = None,
+    ) -> StructuredSVM:
+        """Trains on inputs already in the structure's form (:meth:`_prepared`), from weights
+        ``w0`` when given, after the ``history`` rows (C="auto"'s validation curve)."""
+        import polars as pl
+
         Xn, Yn = structure.native_inputs(X, Y)
         surrogate = self._surrogate_obj()
         search = self._search_spec(surrogate, structure)
@@ -364,7 +383,8 @@ class StructuredSVM(BaseEstimator):
         if trainer is not None:  # the same trainer resumes (weights, averages, warm starts)
             plan: Any = [training.resume(trainer, surrogate, int(self.max_epochs))]
         else:
-            w0 = self._w if continuing else None
+            if continuing:
+                w0 = self._w
             plan = self._plan(training, surrogate, search, w0)
         rows = list(self._history_rows) if continuing else list(history or [])
         fit = Fit(
@@ -418,24 +438,25 @@ class StructuredSVM(BaseEstimator):
         check_is_fitted(self, "coef_")
         return self._w
 
-    def _predict_raw(self, X: Any) -> Any:
-        """Structure predictions (not decoded) for user inputs ``X``."""
+    def _predict_prepared(self, X: Any) -> Any:
+        """Decoded predictions for inputs already in the structure's form."""
         w = self._weights()
-        Xp = self._prepare_inputs(X)
-        if validation.n_rows(Xp) == 0:
-            raise InvalidInputError("X is empty: nothing to predict")
         native = getattr(self.structure_, "_native", None)
         if native is not None and hasattr(self.structure_, "_x_many"):
-            # a native structure: normalise once, then predict natively (GIL released)
-            return native.batch_predict(w, self.structure_._x_many(Xp), self.n_jobs)
-        return self.structure_.batch_predict(w, Xp, n_jobs=self.n_jobs)
+            P = native.batch_predict(w, self.structure_._x_many(X), self.n_jobs)
+        else:
+            P = self.structure_.batch_predict(w, X, n_jobs=self.n_jobs)
+        return self._decode(P)
 
     def predict(self, X: Any) -> Any:
         """Integral predictions (the structure's ``batch_predict``; for relaxed multi-label
         inference, the rounding documented in :class:`bicrit.structures.Multilabel`), in the
         users' label form."""
         X, _ = self._split(X, None)
-        return self._decode(self._predict_raw(X))
+        Xp = self._prepare_inputs(X)
+        if validation.n_rows(Xp) == 0:
+            raise InvalidInputError("X is empty: nothing to predict")
+        return self._predict_prepared(Xp)
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Scores per class (structures that define them: multiclass, hierarchy)."""

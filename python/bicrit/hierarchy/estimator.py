@@ -353,6 +353,12 @@ class HierarchicalSVM(StructuredSVM):
         Yr = [np.union1d(y, [h.root]).astype(np.int64) for y in Ys]
         return Xc, Yr
 
+    @property
+    def _path_warm_start(self) -> bool:
+        """C="auto"'s path starts each C from the previous weights, except for Shared SVM,
+        whose weights belong to the node weights α of their own alternation."""
+        return self.model != "ssvm"
+
     def _hierarchy_structure(self, alpha: np.ndarray) -> Any:
         """The ``hierarchy`` structure of the fit with node weights ``alpha`` (feature scale
         √α; the model's fixed loss and node loss weights)."""
@@ -471,7 +477,13 @@ class HierarchicalSVM(StructuredSVM):
         larger sets, so choose ``threshold`` on validation data (0 is the thesis's decoding)."""
         self._check_fitted()
         X, _ = self._split(X, None)
-        Xc = self._check_x(X, fitting=False)
+        return self._predict_matrix(self._check_x(X, fitting=False), threshold)
+
+    def _predict_prepared(self, X: Any) -> list[np.ndarray]:
+        return self._predict_matrix(X, 0.0)
+
+    def _predict_matrix(self, Xc: Any, threshold: float) -> list[np.ndarray]:
+        """:meth:`predict` on a checked (and hashed) CSR matrix."""
         h = self.hierarchy_
         thr = threshold
         if isinstance(thr, bool) or not isinstance(thr, int | float) or not np.isfinite(thr):

@@ -215,22 +215,12 @@ def make_trainer(
 ) -> Any:
     """A :class:`Trainer` from user-facing pieces: an initialised structure (built-in or
     Python-written), ``X``/``Y`` as users pass them, a surrogate object or name, a search object,
-    name or ``(name, options)``."""
-    from bicrit.structures.base import as_native
+    name or ``(name, options)``. To run its epochs, hand it to the fit driver
+    (:class:`bicrit.learners.fit.Fit`) or call :func:`train`."""
+    from bicrit.learners.fit import Training
 
-    Xn, Yn = structure.native_inputs(X, Y)
-    if w0 is not None:
-        w0 = np.ascontiguousarray(w0, dtype=np.float64)
-    return Trainer(
-        as_native(structure),
-        Xn,
-        Yn,
-        resolve_surrogate(surrogate),
-        resolve_search(search),
-        learner,
-        dict(params or {}),
-        w0,
-    )
+    training = Training(structure, *structure.native_inputs(X, Y), learner, dict(params or {}))
+    return training.runner(surrogate, search, w0=w0)
 
 
 def train(

@@ -20,7 +20,8 @@ The driver owns, once for everyone:
   finished epoch and reports ``interrupted``; with no finished epoch the ``KeyboardInterrupt``
   propagates;
 * **history** — one row per epoch (the runner's stats, the phase's labels, the epoch number
-  counted over the whole fit) and the rows that steps between phases add;
+  counted over the whole fit, ``cpu``: the process CPU time of the epoch, all threads) and the
+  rows that steps between phases add;
 * **the progress bar** and **per-epoch callbacks** (:class:`Epoch` events).
 
 Phases come from a *plan*: an iterable of :class:`Phase`, or a generator that reads the fit's
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import math
 import sys
+import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -50,6 +52,7 @@ __all__ = [
     "Runner",
     "Training",
     "continued_params",
+    "evaluate",
     "warmup_epochs",
 ]
 
@@ -105,6 +108,19 @@ class FitState:
         """Adds a row that is not an epoch (e.g. Shared SVM's α step), numbered with the epochs
         run so far."""
         self.rows.append({"epoch": self.epochs, **row})
+
+
+def evaluate(fn: Callable[[np.ndarray], Mapping[str, Any]], prefix: str = "") -> Callable[
+    [Epoch], None
+]:
+    """A callback adding ``fn(averaged weights)``'s metrics to each epoch's row (as
+    ``prefix + key``): evaluation on a validation set after every epoch."""
+
+    def callback(event: Epoch) -> None:
+        scores = fn(averaged_weights(event.runner))
+        event.row.update({f"{prefix}{k}": v for k, v in scores.items()})
+
+    return callback
 
 
 @dataclass
@@ -207,10 +223,18 @@ class Fit:
                 state.runner = phase.start(state.runner)
                 state.phase_converged = converged = False
                 for _ in range(int(phase.epochs)):
+                    cpu = time.process_time()
                     stats = state.runner.epoch()
+                    cpu = time.process_time() - cpu
                     done += 1
                     state.epochs += 1
-                    row = {**stats, "epoch": state.epochs, "phase": phase.name, **phase.labels}
+                    row = {
+                        **stats,
+                        "epoch": state.epochs,
+                        "cpu": cpu,
+                        "phase": phase.name,
+                        **phase.labels,
+                    }
                     state.rows.append(row)
                     obj = row.get("objective")
                     bar.update(1)

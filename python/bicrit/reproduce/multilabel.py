@@ -255,31 +255,25 @@ def fit_predict(
     if METHODS[method] is None:
         return _fit_predict_ovr(C, X_fit, Y_fit, X_eval, seed)
     import bicrit
-    from bicrit.learners import make_trainer
+    from bicrit.learners.fit import Fit, Training
 
     t0, c0 = time.perf_counter(), time.process_time()
     s = bicrit.structure("multilabel", edges=setup.edges, inference=setup.inference)
     s.initialize(X_fit, Y_fit)
-    trainer = make_trainer(
-        s,
-        X_fit,
-        Y_fit,
-        surrogate=_surrogate(method),
-        search="convex-hull",
-        learner="bcfw",
-        params={
-            "C": float(C),
-            "random_state": int(seed),
-            "n_jobs": int(n_jobs),
-            "tol": float(setup.tol),
-        },
-    )
-    history: list[dict[str, Any]] = []
-    for _ in range(max(1, int(epochs))):
-        stats = trainer.epoch()
-        history.append(stats)
-        if stats["converged"]:
-            break
+    params = {
+        "C": float(C),
+        "random_state": int(seed),
+        "n_jobs": int(n_jobs),
+        "tol": float(setup.tol),
+    }
+    training = Training(s, *s.native_inputs(X_fit, Y_fit), "bcfw", params)
+    # BCFW to its certified gap (tol) or the epoch cap
+    result = Fit(
+        training.phases(_surrogate(method), "convex-hull", max(1, int(epochs))),
+        tol=None,
+        certified=True,
+    ).run()
+    trainer, history = result.runner, result.rows
     w = trainer.weights(True)
     fit_s, fit_cpu_s = time.perf_counter() - t0, time.process_time() - c0
     preds = [np.asarray(s.batch_predict(w, X)) for X in X_eval]

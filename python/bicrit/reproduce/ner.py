@@ -58,7 +58,7 @@ from bicrit.datasets import SequenceFeaturizer, load
 from bicrit.metrics.sequence import sequence_report
 from bicrit.reproduce import ner_protocol
 from bicrit.reproduce._seq_common import (
-    Fit,
+    Outcome,
     fit,
     main,
     plot_convergence,
@@ -189,7 +189,7 @@ def train_method(
     track: bool = True,
     params: dict[str, Any] | None = None,
     warmup: int | None = None,
-) -> tuple[Fit, dict[str, float]]:
+) -> tuple[Outcome, dict[str, float]]:
     """Trains one method (``METHODS`` names; ``search``/``surrogate`` override) and returns the
     fit and the test scores of its averaged weights; ``track`` evaluates on test every epoch.
     ``warmup``: margin epochs before the method's own loss (default: ``epochs // 2`` for every

@@ -37,7 +37,16 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-__all__ = ["TERMS", "Answer", "Cone", "Structure", "as_native", "jsonable", "labels_equal"]
+__all__ = [
+    "TERMS",
+    "Answer",
+    "Cone",
+    "Structure",
+    "as_native",
+    "jsonable",
+    "labels_equal",
+    "take",
+]
 
 #: Names of the decomposable terms an oracle can weight.
 TERMS: tuple[str, ...] = ("loss", "size", "hamming")
@@ -220,6 +229,16 @@ class Structure(ABC):
         """One decoded prediction as JSON-able fields (``bicrit predict``'s output lines)."""
         return {"label": jsonable(p)}
 
+    def validation_key(self, Y: Any, P: Any) -> tuple[float, ...]:
+        """What choosing hyper-parameters on held-out data maximises (lexicographically).
+        Default: the headline metric."""
+        return (self.headline(Y, P),)
+
+    def take(self, X: Any, indices: Sequence[int]) -> Any:
+        """The instances ``indices`` of inputs in this structure's form (matrix rows, items of
+        a sequence): held-out splits for C="auto"."""
+        return take(X, indices)
+
     def coef(self, w: np.ndarray) -> np.ndarray:
         """The weight vector in the layout users read (``coef_``). Default: as is."""
         return w
@@ -237,6 +256,14 @@ def _rows(X: Any) -> list[Any]:
         X = X.tocsr()
         return [X[i : i + 1] for i in range(X.shape[0])]
     return list(X)
+
+
+def take(X: Any, indices: Sequence[int]) -> Any:
+    """Items ``indices`` of a matrix (rows, dense or sparse), an array or a sequence."""
+    idx = np.asarray(indices, dtype=np.int64)
+    if hasattr(X, "shape") and hasattr(X, "__getitem__") and not isinstance(X, tuple):
+        return X[idx]
+    return [X[int(i)] for i in idx]
 
 
 def jsonable(x: Any) -> Any:

@@ -368,6 +368,20 @@ class Chain(NativeStructure):
             return metrics.sequence_report(_strings(Y), P)
         return {"token_accuracy": _token_accuracy(Y, P)}
 
+    def take(self, X: Any, indices: Sequence[int]) -> Any:
+        """Sequences ``indices`` of ``(M, offsets)`` inputs (token rows kept in order) or of a
+        list of per-sequence matrices."""
+        if isinstance(X, tuple) and len(X) == 2 and _looks_like_offsets(X[1]):
+            M, offsets = X
+            offsets = np.asarray(offsets, dtype=np.int64)
+            idx = np.asarray(indices, dtype=np.int64)
+            rows = np.concatenate(
+                [np.arange(offsets[i], offsets[i + 1]) for i in idx.tolist()] or [np.empty(0)]
+            ).astype(np.int64)
+            lengths = offsets[idx + 1] - offsets[idx]
+            return (M[rows], np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64))
+        return super().take(X, indices)
+
     def record(self, p: Any) -> dict[str, Any]:
         return {"tags": [str(t) for t in p] if self.tag_names else np.asarray(p).tolist()}
 

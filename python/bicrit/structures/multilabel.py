@@ -235,6 +235,14 @@ class Multilabel(NativeStructure):
 
         return multilabel_report(Y, P)
 
+    def validation_key(self, Y: Any, P: Any) -> tuple[float, ...]:
+        """Example-based (Jaccard) accuracy, the thesis's "Acc", then subset accuracy: with many
+        labels subset accuracy is near 0 for every model and cannot choose."""
+        from bicrit.metrics import multilabel_report
+
+        r = multilabel_report(Y, P)
+        return (float(r["jaccard_accuracy"]), float(r["subset_accuracy"]))
+
     def record(self, p: Any) -> dict[str, Any]:
         y = np.asarray(p).astype(np.int64)
         out: dict[str, Any] = {"y": y.tolist()}
