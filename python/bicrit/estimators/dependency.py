@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from bicrit import datasets
 from bicrit.errors import InvalidInputError, InvalidParameterError
 from bicrit.estimators.structured import StructuredSVM, _init_params
 
@@ -74,6 +75,15 @@ class DependencySVM(StructuredSVM):
         Task loss of a right head with a wrong relation.
     The other parameters are :class:`StructuredSVM`'s.
     """
+
+    dataset_type = datasets.TreebankDataset
+
+    @classmethod
+    def for_dataset(cls, data: Any, **params: Any) -> DependencySVM:
+        """Labelled trees when the treebank has relations (Malt-TAB may not)."""
+        if isinstance(data, datasets.TreebankDataset) and data.deprels is None:
+            params.setdefault("labeled", False)
+        return cls(**params)
 
     def __init__(
         self,

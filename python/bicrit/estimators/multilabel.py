@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from bicrit import datasets
 from bicrit.errors import InvalidInputError, InvalidParameterError
 from bicrit.estimators.structured import StructuredSVM, _init_params
 
@@ -41,6 +42,8 @@ class MultiLabelSVM(StructuredSVM):
     Attributes: those of :class:`StructuredSVM`, ``scale_mean_``/``scale_std_`` (the scaling
     learned in ``fit``, None when off) and ``label_names_`` (from a dataset, else None).
     """
+
+    dataset_type = datasets.MultiLabelDataset
 
     def __init__(
         self,

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from bicrit import datasets
 from bicrit.errors import InvalidInputError, InvalidParameterError
 from bicrit.estimators.structured import StructuredSVM, _init_params
 from bicrit.structures.chain import is_iob
@@ -63,6 +64,8 @@ class SequenceSVM(StructuredSVM):
         :class:`StructuredSVM`), as :mod:`bicrit.reproduce.ner` does.
     The other parameters are :class:`StructuredSVM`'s. Hashed binary features need no scaling.
     """
+
+    dataset_type = datasets.SequenceDataset
 
     def __init__(
         self,

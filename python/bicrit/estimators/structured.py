@@ -42,7 +42,7 @@ from __future__ import annotations
 import copy
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -58,6 +58,7 @@ from bicrit.estimators.pieces import (
     param_value,
     structure_config,
 )
+from bicrit.learners import Learner
 from bicrit.learners.auto import auto_learner, auto_search
 from bicrit.learners.fit import Fit, FitResult, Training, warmup_epochs
 
@@ -161,6 +162,14 @@ class StructuredSVM(BaseEstimator):
         _init_params(self, locals())
 
     # ---------------------------------------------------------------- hooks of subclasses
+
+    #: The dataset type this estimator trains on by default (``bicrit train``), if any.
+    dataset_type: ClassVar[type | None] = None
+
+    @classmethod
+    def for_dataset(cls, data: Any, **params: Any) -> StructuredSVM:
+        """The estimator with ``params`` for training on the dataset object ``data``."""
+        return cls(**params)
 
     def _structure_spec(self) -> tuple[Any, dict[str, Any]]:
         """(registry name or object, params) of the structure to build."""
@@ -379,7 +388,7 @@ class StructuredSVM(BaseEstimator):
         trainer = getattr(self, "_trainer", None) if continuing else None
         if trainer is not None and (key is None or getattr(self, "_trainer_key", None) != key):
             trainer = None
-        training = Training(structure, Xn, Yn, learner, params)
+        training = Training(structure, Xn, Yn, Learner(learner, **params))
         if trainer is not None:  # the same trainer resumes (weights, averages, warm starts)
             plan: Any = [training.resume(trainer, surrogate, int(self.max_epochs))]
         else:

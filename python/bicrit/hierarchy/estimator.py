@@ -53,6 +53,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from bicrit.datasets.clus_hmc import HierarchyDataset
 from bicrit.errors import (
     IncompatibleError,
     InvalidInputError,
@@ -161,6 +162,8 @@ class HierarchicalSVM(StructuredSVM):
         One row per epoch (``phase="v"``, ``round`` the alternation) and, for ``ssvm``, per α
         step (``phase="alpha"``, ``objective`` exact at the new α and ``V``).
     """
+
+    dataset_type = HierarchyDataset
 
     def __init__(
         self,

@@ -38,7 +38,7 @@ from bicrit.hierarchy.alpha import (
     shared_alpha,
 )
 from bicrit.hierarchy.graph import Hierarchy
-from bicrit.learners.fit import FitState, Fixed, Phase, Training, continued_params
+from bicrit.learners.fit import FitState, Fixed, Phase, Training, continued
 
 __all__ = ["MODELS", "Model", "model"]
 
@@ -133,7 +133,7 @@ class NHSVM3(NHSVM):
         t-weighted averaging; GIL released, the batch's inferences on ``n_jobs`` threads)."""
         from bicrit import _native
 
-        s, p = training.structure, training.params
+        s, p = training.structure, training.learner.params
 
         def start(previous: Any) -> Any:
             return _native.Nhsvm3Trainer(
@@ -187,10 +187,10 @@ class SSVM(Model):
                 training.structure = structure
 
                 def start(previous: Any, structure: Any = structure, w: Any = w) -> Any:
-                    params = training.params
-                    if training.learner == "sgd" and previous is not None:
-                        params = continued_params(previous, params)
-                    return training.runner(surrogate, search, params, w, structure=structure)
+                    learner = training.learner
+                    if previous is not None:
+                        learner = continued(previous, learner)
+                    return training.runner(surrogate, search, learner, w, structure=structure)
 
                 yield Phase("v", start, int(est.alpha_every), {"round": r})
                 trainer = state.runner

@@ -51,7 +51,7 @@ __all__ = [
     "Phase",
     "Runner",
     "Training",
-    "continued_params",
+    "continued",
     "evaluate",
     "warmup_epochs",
 ]
@@ -314,19 +314,16 @@ def warmup_epochs(warmup: int | str, surrogate: Any, max_epochs: int) -> int:
     return 0 if convex else int(max_epochs) // 2
 
 
-def continued_params(previous: Any, params: Mapping[str, Any]) -> dict[str, Any]:
-    """Learner parameters that continue ``previous``'s step schedule: SGD's Pegasos step
-    1/(λ(t + t0)) resumes after the ``previous`` runner's steps (one per ``batch_size``
-    instances) instead of restarting with the largest steps. Other schedules and learners are
-    unchanged."""
-    out = dict(params)
+def continued(previous: Any, learner: Any) -> Any:
+    """``learner`` continuing ``previous``'s step schedule: SGD's Pegasos step 1/(λ(t + t0))
+    resumes after the ``previous`` runner's steps (one per ``batch_size`` instances) instead of
+    restarting with the largest steps. Other schedules and learners are returned unchanged."""
     p = dict(getattr(previous, "params", {}) or {})
-    if p.get("schedule") != "pegasos" or "t0" not in p:
-        return out
+    if learner.name != "sgd" or p.get("schedule") != "pegasos" or "t0" not in p:
+        return learner
     n = int(getattr(previous, "n_instances", 0))
     steps = int(getattr(previous, "n_epochs", 0)) * math.ceil(n / int(p["batch_size"]))
-    out["t0"] = float(p["t0"]) + steps
-    return out
+    return learner.replace({"t0": float(p["t0"]) + steps})
 
 
 class Fixed:
@@ -359,25 +356,32 @@ def averaged_weights(runner: Runner) -> np.ndarray:
 class Training:
     """A training set on an initialised structure with a learner: builds the runners of a fit's
     phases on this machine (the native :class:`~bicrit.learners.Trainer`, GIL released, rayon
-    over ``n_jobs`` threads). ``X``/``Y`` are the structure's native inputs
-    (``structure.native_inputs``); ``params`` the learner's parameters."""
+    over ``n_jobs`` threads) — the seam where another executor builds its own runners. ``X``/``Y``
+    are the structure's native inputs (``structure.native_inputs``); ``learner`` a
+    :class:`~bicrit.learners.Learner` (or a learner name)."""
 
     structure: Any
     X: Any
     Y: Any
-    learner: str
-    params: Mapping[str, Any]
+    learner: Any
+
+    def __post_init__(self) -> None:
+        if isinstance(self.learner, str):
+            from bicrit.learners import Learner
+
+            self.learner = Learner(self.learner)
 
     def runner(
         self,
         surrogate: Any,
         search: Any,
-        params: Mapping[str, Any] | None = None,
+        learner: Any = None,
         w0: Any = None,
         structure: Any = None,
     ) -> Any:
-        """A native Trainer for ``surrogate`` and ``search`` from weights ``w0``; ``structure``
-        replaces the training structure (same inputs, e.g. new node weights)."""
+        """A native Trainer for ``surrogate`` and ``search`` from weights ``w0``; ``learner``
+        replaces the training's (e.g. a continued schedule), ``structure`` its structure (same
+        inputs, e.g. new node weights)."""
         from bicrit.learners import Trainer, resolve_search, resolve_surrogate
         from bicrit.structures.base import as_native
 
@@ -389,8 +393,8 @@ class Training:
             self.Y,
             resolve_surrogate(surrogate),
             resolve_search(search),
-            self.learner,
-            dict(self.params if params is None else params),
+            self.learner if learner is None else learner,
+            None,
             w0,
         )
 
@@ -409,24 +413,23 @@ class Training:
         from bicrit.learners import check
 
         name = str(getattr(surrogate, "name", surrogate))
-        main_search = search
         if warmup <= 0:
             return [
                 Phase(
                     "main",
-                    lambda _: self.runner(surrogate, main_search, w0=w0),
+                    lambda _: self.runner(surrogate, search, w0=w0),
                     epochs,
                     {"surrogate": name},
                 )
             ]
-        check(self.learner, surrogate, search, self.structure)
+        check(self.learner.name, surrogate, search, self.structure)
         if warmup >= epochs:
             raise ValueError(f"warmup ({warmup}) must leave epochs to the surrogate ({epochs})")
 
         def main(previous: Runner | None) -> Any:
             assert previous is not None
-            p = continued_params(previous, self.params) if self.learner == "sgd" else None
-            return self.runner(surrogate, main_search, p, averaged_weights(previous))
+            learner = continued(previous, self.learner)
+            return self.runner(surrogate, search, learner, averaged_weights(previous))
 
         return [
             Phase(

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from bicrit.learners import Learner
 from bicrit.learners.fit import Epoch, Fit, Training, averaged_weights
 from bicrit.reproduce._seq_common import EPOCH_KEYS
 
@@ -58,7 +59,7 @@ def curve(
     phase (a warm start); ``save``: epoch numbers whose averaged weights are kept."""
     if epochs < 1:
         raise ValueError(f"epochs must be ≥ 1, got {epochs}")
-    training = Training(structure, *structure.native_inputs(X, Y), learner, dict(params))
+    training = Training(structure, *structure.native_inputs(X, Y), Learner(learner, **params))
     keep = set(save)
     rows: list[dict[str, Any]] = []
     saved: dict[int, np.ndarray] = {}

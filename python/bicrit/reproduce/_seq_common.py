@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from bicrit.learners import Learner
 from bicrit.learners.fit import Epoch, Fit, Training, averaged_weights
 
 __all__ = [
@@ -104,7 +105,7 @@ def fit(
     warmup = min(int(warmup), int(epochs))
     if warmup >= int(epochs):  # margin rescaling only
         surrogate, search, warmup = "margin", "convex-hull", 0
-    training = Training(structure, *structure.native_inputs(X, Y), "sgd", dict(params))
+    training = Training(structure, *structure.native_inputs(X, Y), Learner("sgd", **params))
     rows: list[dict[str, Any]] = []
     totals = {"time": 0.0, "calls": 0}
 

@@ -255,6 +255,7 @@ def fit_predict(
     if METHODS[method] is None:
         return _fit_predict_ovr(C, X_fit, Y_fit, X_eval, seed)
     import bicrit
+    from bicrit.learners import Learner
     from bicrit.learners.fit import Fit, Training
 
     t0, c0 = time.perf_counter(), time.process_time()
@@ -266,7 +267,7 @@ def fit_predict(
         "n_jobs": int(n_jobs),
         "tol": float(setup.tol),
     }
-    training = Training(s, *s.native_inputs(X_fit, Y_fit), "bcfw", params)
+    training = Training(s, *s.native_inputs(X_fit, Y_fit), Learner("bcfw", **params))
     # BCFW to its certified gap (tol) or the epoch cap
     result = Fit(
         training.phases(_surrogate(method), "convex-hull", max(1, int(epochs))),

@@ -44,6 +44,7 @@ import numpy as np
 import polars as pl
 
 import bicrit
+from bicrit.learners import Learner
 from bicrit.learners.fit import Fit, Training, averaged_weights
 from bicrit.reproduce import ner
 from bicrit.reproduce._seq_common import fit, main, sklearn_c
@@ -199,7 +200,9 @@ def record(
     corpus = ner.prepare(DATASET, scale, seed, root=root)
     s = corpus.structure()
     params = {"C": sklearn_c(lam, corpus.n_train), "random_state": seed, **ner.SGD}
-    training = Training(s, *s.native_inputs(corpus.X_train, corpus.Y_train), "sgd", params)
+    training = Training(
+        s, *s.native_inputs(corpus.X_train, corpus.Y_train), Learner("sgd", **params)
+    )
     weights: list[np.ndarray] = []
     stats = Fit(
         training.phases("slack", "convex-hull", epochs),

@@ -4,6 +4,7 @@
 //! plane-level [`bicrit_core::LambdaOracle`] that every search drives.
 
 pub mod adapter;
+pub mod catalog;
 pub mod chain;
 pub mod dependency;
 pub mod hierarchy;
