@@ -1,5 +1,5 @@
 """Synthetic hierarchical datasets (thesis hierarchical chapter, §"Synthetic Dataset", table
-``syn``; DESIGN §6) and an LSHTC-like generator for the scale benchmark.
+``syn``; docs/architecture.md, Hierarchies) and an LSHTC-like generator for the scale benchmark.
 
 :func:`synthetic_hierarchy` — the thesis's two sets, seeded and deterministic:
 

@@ -36,7 +36,8 @@ class MultiLabelSVM(StructuredSVM):
         Standardize the features inside the model: dense columns to zero mean and unit variance,
         sparse columns to unit maximum absolute value (no centering, sparsity kept). The
         statistics are learned in ``fit`` and saved with the model. Unscaled features make SGD
-        and BCFW diverge (DESIGN §9); turn it off only for features already scaled.
+        and BCFW diverge (docs/architecture.md, Learners); turn it off only for features
+        already scaled.
     The other parameters are :class:`StructuredSVM`'s.
 
     Attributes: those of :class:`StructuredSVM`, ``scale_mean_``/``scale_std_`` (the scaling

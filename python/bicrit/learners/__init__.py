@@ -1,4 +1,5 @@
-"""Learners: training structured SVMs with any bi-criteria surrogate (DESIGN §5).
+"""Learners: training structured SVMs with any bi-criteria surrogate (docs/architecture.md,
+Learners).
 
 Every learner minimises, with scikit-learn's C (it multiplies the loss)::
 

@@ -1,4 +1,5 @@
-"""Searches: loss-augmented inference ``max_y ψ(h(y), g(y))`` through a λ-oracle (DESIGN §3).
+"""Searches: loss-augmented inference ``max_y ψ(h(y), g(y))`` through a λ-oracle
+(docs/architecture.md, Searches).
 
 Use :func:`bicrit.search`::
 

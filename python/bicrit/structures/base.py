@@ -1,7 +1,7 @@
 """The structure protocol: what every label structure provides, native or written in Python.
 
 A structure knows its joint feature map φ(x, y), its task loss, the decomposable *terms* its
-oracle can add to the margin, and an oracle (DESIGN §4)::
+oracle can add to the margin, and an oracle (docs/architecture.md, Structures)::
 
     s = bicrit.structure("multiclass")
     s.initialize(X, Y)                    # fixes sizes from data

@@ -1,6 +1,6 @@
-"""The ``chain`` structure: first-order linear chain for sequence labeling and NER (DESIGN §4;
-the thesis's NER experiments, §``sec:NER``). Oracles run in Rust: Viterbi for any term query,
-exact k-best Viterbi and ban lists (no cone).
+"""The ``chain`` structure: first-order linear chain for sequence labeling and NER
+(docs/architecture.md, Structures; the thesis's NER experiments, §``sec:NER``). Oracles run in
+Rust: Viterbi for any term query, exact k-best Viterbi and ban lists (no cone).
 
 Inputs
 ------

@@ -1,5 +1,6 @@
 """The ``dependency`` structure: arc-factored first-order dependency parsing with labeled arcs
-(DESIGN §4; thesis §"Dependency Parsing on Deep Network"). The algorithms run in Rust
+(docs/architecture.md, Structures; thesis §"Dependency Parsing on Deep Network"). The
+algorithms run in Rust
 (``rust/bicrit-structures/src/dependency/``).
 
 Inputs

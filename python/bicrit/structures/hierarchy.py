@@ -1,5 +1,5 @@
 """The ``hierarchy`` structure: hierarchical classification over a tree or DAG (thesis
-hierarchical chapter; DESIGN §4 and §6).
+hierarchical chapter; docs/architecture.md, Structures and Hierarchies).
 
 One weight row per node; the score of a label is the sum over its nodes of ``s_n·W_n·x`` (``s_n``
 the per-node feature scale, 1 by default; NHSVM uses ``s_n = √α_n``). A **label** is a sorted

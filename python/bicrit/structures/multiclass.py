@@ -1,5 +1,6 @@
 """The ``multiclass`` structure: one weight block per class, 0-1 loss, enumeration oracle
-(DESIGN §4; the flat baseline). Labels are ints in ``0..n_classes``."""
+(docs/architecture.md, Structures;
+the flat baseline). Labels are ints in ``0..n_classes``."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """The ``multilabel`` structure: a pairwise binary Markov random field over K labels
-(DESIGN §4; the thesis's fully pairwise multi-label model, after Finley & Joachims 2008).
+(docs/architecture.md, Structures; the thesis's fully pairwise multi-label model, after Finley
+& Joachims 2008).
 
 Labels are 0/1 int arrays of length K. A *relaxed* label (an answer of the LP relaxation) is a
 ``(node_marginals, edge_marginals)`` tuple of float arrays of shapes ``(K,)`` and ``(n_edges, 4)``:
@@ -66,7 +67,7 @@ class Multilabel(NativeStructure):
     K·d + 4·n_edges: label k's weight block multiplies x only when y_k = 1 (a block for y_k = 0
     would be redundant), and each edge ``(i, j)`` (i < j) has one weight per state
     ``2·y_i + y_j``. There is no built-in bias: append a constant column to X for per-label
-    biases, and standardise features (unscaled inputs make training diverge; DESIGN §9).
+    biases, and standardise features (unscaled inputs make training diverge).
 
     Parameters
     ----------

@@ -1,6 +1,6 @@
 //! Hierarchical classification over a tree or DAG of M nodes (thesis hierarchical chapter,
 //! §"Label Structure", §"Hierarchical Structured SVM", §"Calculating the most violating label";
-//! DESIGN §4 and §6).
+//! docs/architecture.md, Structures and Hierarchies).
 //!
 //! * **Weights.** One row per node; φ(x, y) has block n equal to s_n·x for n ∈ y (s_n the node
 //!   scale, 1 by default; NHSVM uses s_n = √α_n, thesis eq. `nclassa`). The score of a label is
