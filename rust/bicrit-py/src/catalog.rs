@@ -154,7 +154,13 @@ fn structures<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
     for info in bicrit_structures::catalog::INFO {
         let c = info.capabilities;
         let caps = PyDict::new(py);
-        for (k, v) in [("ban", c.ban), ("kbest", c.kbest), ("cone", c.cone), ("relaxed", c.relaxed), ("frontier", c.frontier)] {
+        for (k, v) in [
+            ("ban", c.ban),
+            ("kbest", c.kbest),
+            ("cone", c.cone),
+            ("relaxed", c.relaxed),
+            ("frontier", c.frontier),
+        ] {
             caps.set_item(k, v)?;
         }
         let e = entry(py, info.name, info.description, caps)?;
@@ -179,7 +185,10 @@ fn catalog(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 /// The capabilities of any surrogate object (a plugin's, or a stand-in with its class's
 /// declarations), computed as for the built-ins.
 #[pyfunction]
-fn surrogate_capabilities<'py>(py: Python<'py>, surrogate: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
+fn surrogate_capabilities<'py>(
+    py: Python<'py>,
+    surrogate: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyDict>> {
     let psi = SurrogateRef::from_py(surrogate)?;
     surrogate_caps(py, psi.get())
 }

@@ -19,7 +19,11 @@ use crate::errors;
 type AlphaOut<'py> = (Bound<'py, PyArray1<f64>>, f64, &'static str);
 
 /// `parents` as node ids (negative or too large ids named with their node).
-pub(crate) fn parent_ids(py: Python<'_>, parents: &[Vec<i64>], names: Option<&[String]>) -> PyResult<Vec<Vec<usize>>> {
+pub(crate) fn parent_ids(
+    py: Python<'_>,
+    parents: &[Vec<i64>],
+    names: Option<&[String]>,
+) -> PyResult<Vec<Vec<usize>>> {
     let n = parents.len() as i64;
     let mut ps = Vec::with_capacity(parents.len());
     for (v, p) in parents.iter().enumerate() {
@@ -90,7 +94,12 @@ impl PyHierarchyGraph {
     /// Cycles, several roots, duplicate names and bad ids raise InvalidInputError naming a node.
     #[new]
     #[pyo3(signature = (parents, root=None, names=None))]
-    fn new(py: Python<'_>, parents: Vec<Vec<i64>>, root: Option<i64>, names: Option<Vec<String>>) -> PyResult<Self> {
+    fn new(
+        py: Python<'_>,
+        parents: Vec<Vec<i64>>,
+        root: Option<i64>,
+        names: Option<Vec<String>>,
+    ) -> PyResult<Self> {
         Ok(PyHierarchyGraph { inner: graph(py, &parents, root, names)? })
     }
 

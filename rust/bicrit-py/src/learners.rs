@@ -480,9 +480,9 @@ impl Trainer {
                 s.get().clone()
             }
             Err(_) => {
-                let name: String = learner.extract().map_err(|_| {
-                    to_py(py, Error::param("learner must be a name or a LearnerSpec"))
-                })?;
+                let name: String = learner
+                    .extract()
+                    .map_err(|_| to_py(py, Error::param("learner must be a name or a LearnerSpec")))?;
                 let kind = Kind::from_name(&name).map_err(|e| to_py(py, e))?;
                 PyLearnerSpec::validated(py, kind, params_from_py(py, params)?)?
             }

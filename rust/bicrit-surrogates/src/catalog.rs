@@ -24,8 +24,20 @@ pub struct Info {
 
 /// The built-in surrogates, in the order of table `table:surrogate`.
 pub const INFO: [Info; 8] = [
-    Info { name: "margin", formula: "margin rescaling ψ = h + g", params: &[], example: &[], product_form_when: "" },
-    Info { name: "slack", formula: "slack rescaling ψ = (h + 1)·g", params: &[], example: &[], product_form_when: "" },
+    Info {
+        name: "margin",
+        formula: "margin rescaling ψ = h + g",
+        params: &[],
+        example: &[],
+        product_form_when: "",
+    },
+    Info {
+        name: "slack",
+        formula: "slack rescaling ψ = (h + 1)·g",
+        params: &[],
+        example: &[],
+        product_form_when: "",
+    },
     Info {
         name: "generalized",
         formula: "generalized scaling ψ = h·g^β + g^α",
@@ -40,7 +52,13 @@ pub const INFO: [Info; 8] = [
         example: &[("beta", 0.5)],
         product_form_when: "β = 1",
     },
-    Info { name: "log", formula: "loss-scaled log loss ψ = g·log(1 + e^h)", params: &[], example: &[], product_form_when: "" },
+    Info {
+        name: "log",
+        formula: "loss-scaled log loss ψ = g·log(1 + e^h)",
+        params: &[],
+        example: &[],
+        product_form_when: "",
+    },
     Info {
         name: "probloss",
         formula: "ProbLoss ψ = 2g·Φ_N(h/σ), σ² = 2g/π",

@@ -231,7 +231,8 @@ impl HierarchyGraph {
         let mut rows: Vec<Vec<u32>> = vec![Vec::new(); self.n];
         for &v in &self.topo {
             let v = v as usize;
-            let mut row: Vec<u32> = self.parents(v).iter().flat_map(|&p| rows[p as usize].iter().copied()).collect();
+            let mut row: Vec<u32> =
+                self.parents(v).iter().flat_map(|&p| rows[p as usize].iter().copied()).collect();
             row.push(v as u32);
             row.sort_unstable();
             row.dedup();
@@ -350,8 +351,12 @@ mod tests {
         assert!(e.to_string().contains("found 2 nodes without parents: 'r', 'b'"), "{e}");
         let e = HierarchyGraph::new(&[vec![], vec![0], vec![7]], 0, None).unwrap_err();
         assert!(e.to_string().contains("parent id 7, outside 0..2"), "{e}");
-        let e = HierarchyGraph::new(&[vec![], vec![0], vec![0]], 0, Some(vec!["r".into(), "a".into(), "a".into()]))
-            .unwrap_err();
+        let e = HierarchyGraph::new(
+            &[vec![], vec![0], vec![0]],
+            0,
+            Some(vec!["r".into(), "a".into(), "a".into()]),
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("duplicate node name 'a'"), "{e}");
         let e = HierarchyGraph::new(&[vec![], vec![3], vec![1], vec![2]], 0, names_of(4)).unwrap_err();
         assert!(e.to_string().contains("cycle through node 'n1' ('n1' -> 'n2' -> 'n3' -> 'n1')"), "{e}");
