@@ -252,6 +252,26 @@ def _estimator_for(data: Any, params: dict[str, Any]) -> Any:
     raise CliError(f"bicrit train has no estimator for {type(data).__name__}")
 
 
+def _surrogate_option(text: str) -> tuple[str, dict[str, float]]:
+    """``NAME`` or ``NAME:key=value[,key=value]`` (e.g. ``beta:beta=0.5``), checked now."""
+    import bicrit
+
+    name, _, rest = text.partition(":")
+    params: dict[str, float] = {}
+    for item in filter(None, rest.split(",")):
+        key, eq, value = item.partition("=")
+        try:
+            if not eq:
+                raise ValueError
+            params[key.strip()] = float(value)
+        except ValueError:
+            raise CliError(
+                f"--surrogate {text!r}: write NAME or NAME:key=value[,key=value]"
+            ) from None
+    bicrit.surrogate(name, **params)  # unknown names and bad parameters fail before any work
+    return name, params
+
+
 def _params(args: argparse.Namespace, surrogate: str) -> dict[str, Any]:
     """Estimator parameters from the options the user gave (the others keep the estimator's
     defaults)."""
@@ -265,7 +285,10 @@ def _params(args: argparse.Namespace, surrogate: str) -> dict[str, Any]:
         "edges": args.edges,
     }
     chosen = {k: v for k, v in given.items() if v is not None}
-    return {"surrogate": surrogate, "verbose": 1, **chosen}
+    name, params = _surrogate_option(surrogate)
+    if params:
+        chosen["surrogate_params"] = params
+    return {"surrogate": name, "verbose": 1, **chosen}
 
 
 def _metric_rows(est: Any, report: dict[str, Any]) -> list[tuple[str, Any]]:
@@ -302,6 +325,8 @@ def _check_output(path: str) -> Path:
 
 def _cmd_train(args: argparse.Namespace) -> int:
     surrogates = args.surrogate or list(DEFAULT_SURROGATES)
+    for text in surrogates:
+        _surrogate_option(text)
     if args.save and len(surrogates) != 1:
         raise CliError("--save writes one model: pass a single --surrogate")
     save = _check_output(args.save) if args.save else None
@@ -468,7 +493,8 @@ def _add_train(sub: Any) -> None:
         "--surrogate",
         action="append",
         default=None,
-        help="surrogate (repeat to compare; default: margin and slack)",
+        help="surrogate, NAME or NAME:key=value (e.g. beta:beta=0.5); repeat to compare "
+        "(default: margin and slack)",
     )
     p.add_argument("--search", default=None, help="search (default: the estimator's, auto)")
     p.add_argument(

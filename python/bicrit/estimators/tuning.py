@@ -17,12 +17,14 @@ better C puts it above. ``C="auto"``:
 
 ``history_`` holds the path as rows with ``phase="tune"`` (``C``, ``validation`` — the first
 entry of the key —, the epochs and time of that fit) before the final fit's epochs; ``C_`` is
-the chosen C. :func:`regularization_path` runs the same with another grid or with k folds (the
+the chosen C, ``validation_curve_`` the (C, validation score) pairs, and ``fit_time_`` counts
+the whole path. :func:`regularization_path` runs the same with another grid or with k folds (the
 path on each fold, the key averaged over the folds).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -92,6 +94,7 @@ def _path(
     folds: int,
     callback: Callable[[dict[str, Any]], Any] | None,
 ) -> Any:
+    started = time.perf_counter()
     structure, Xp, Yp = est._prepared(X, Y, continuing=False)
     Xs, Ys = est._split(X, Y)
     n = int(n_rows(Yp) or 0)
@@ -137,6 +140,7 @@ def _path(
         est._alpha_now = start
     est._train(structure, Xp, Yp, callback, False, w0=weights[best] if warm else None, history=rows)
     est.validation_curve_ = [(c, mean[c][0]) for c in grid]
+    est.fit_time_ = time.perf_counter() - started  # the path included
     return est
 
 
