@@ -30,7 +30,7 @@ def _check_choice(est, grid=GRID) -> None:
     best = max(curve.values())
     # the chosen C has the best held-out score; ties go to the smallest C
     assert curve[est.C_] == best
-    assert est.C_ == min(c for c, v in curve.items() if v == best)
+    assert min(c for c, v in curve.items() if v == best) == est.C_
     # the final fit follows the path in the history and is what the model predicts with
     final = est.history_.filter(~est.history_["phase"].is_in(["tune", "alpha"]))
     assert final.height == est.n_epochs_ >= 1
@@ -119,4 +119,4 @@ def test_warm_start_keeps_the_chosen_c(emotions) -> None:
     est = MultiLabelSVM(C="auto", max_epochs=5, random_state=0, warm_start=True).fit(tr)
     chosen = est.C_
     est.fit(tr)
-    assert est.C_ == chosen
+    assert chosen == est.C_
