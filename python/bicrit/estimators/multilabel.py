@@ -10,6 +10,7 @@ import scipy.sparse as sp
 
 from bicrit import datasets
 from bicrit.errors import InvalidInputError, InvalidParameterError
+from bicrit.estimators import validation
 from bicrit.estimators.structured import StructuredSVM, _init_params
 
 __all__ = ["MultiLabelSVM"]
@@ -98,7 +99,7 @@ class MultiLabelSVM(StructuredSVM):
             self.label_names_ = None
         if Y is None:
             raise InvalidInputError("Y is required (an (n, K) 0/1 array) unless X is a dataset")
-        X = self._as_matrix(X)
+        X = self._as_matrix(X, fitting=True)
         continuing = bool(self.warm_start) and hasattr(self, "coef_")
         if self.scale and not continuing:
             self._fit_scaler(X)
@@ -106,19 +107,9 @@ class MultiLabelSVM(StructuredSVM):
             self.scale_mean_ = self.scale_std_ = None
         return self._transform(X), Y
 
-    @staticmethod
-    def _as_matrix(X: Any) -> Any:
-        if sp.issparse(X):
-            if X.ndim != 2:
-                raise InvalidInputError(f"X must be 2-D, got {X.ndim}-D")
-            return sp.csr_array(X, dtype=np.float64)
-        try:
-            A = np.asarray(X, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise InvalidInputError(f"X must be a numeric array or sparse matrix ({exc})") from None
-        if A.ndim != 2:
-            raise InvalidInputError(f"X must be 2-D (instances × features), got {A.ndim}-D")
-        return A
+    def _as_matrix(self, X: Any, fitting: bool = False) -> Any:
+        X = validation.check_matrix(X, self, fitting=fitting)
+        return sp.csr_array(X, dtype=np.float64) if sp.issparse(X) else X.astype(np.float64)
 
     def _fit_scaler(self, X: Any) -> None:
         if X.shape[0] == 0:
@@ -147,6 +138,12 @@ class MultiLabelSVM(StructuredSVM):
 
     def _prepare_inputs(self, X: Any) -> Any:
         return self._transform(self._as_matrix(X))
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True  # Y is an (n, K) 0/1 indicator matrix
+        tags.target_tags.single_output = False
+        return tags
 
     def _extra_config(self) -> dict[str, Any]:
         return {

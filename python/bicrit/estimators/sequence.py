@@ -24,6 +24,17 @@ def _is_token_lists(X: Any) -> bool:
     return isinstance(first, list | tuple) and (not first or isinstance(first[0], str))
 
 
+def _check_not_raw_tokens(X: Any) -> None:
+    """Sequences of scalars that are not strings are neither tokens nor feature matrices."""
+    if isinstance(X, list | tuple) and X and isinstance(X[0], list | tuple) and X[0]:
+        tok = X[0][0]
+        if np.isscalar(tok) and not isinstance(tok, str):
+            raise InvalidInputError(
+                f"X[0][0] is {tok!r} ({type(tok).__name__}): tokens must be strings; pass token "
+                "lists of str, a SequenceDataset, or featurized (tokens × features) matrices"
+            )
+
+
 def _order_tags(tags: set[str]) -> list[str]:
     """``O`` first, then by entity type, ``B-`` before ``I-`` (as ``SequenceDataset``)."""
     return sorted(tags, key=lambda t: (t != "O", t[2:], t[:2]))
@@ -121,6 +132,7 @@ class SequenceSVM(StructuredSVM):
             return (X.X, X.offsets)
         if isinstance(X, list | tuple) and len(X) == 0:
             raise InvalidInputError("X holds no sequences")
+        _check_not_raw_tokens(X)
         return X
 
     def _split(self, X: Any, Y: Any) -> tuple[Any, Any]:
@@ -245,3 +257,4 @@ class SequenceSVM(StructuredSVM):
         self.iob_ = bool(config.get("iob"))
         self.featurizer_ = SequenceFeaturizer(**dict(config["featurizer_"]))
         self._fit_tags = self.tags_
+        self._fit_scheme = getattr(self.structure_, "scheme", "iob2")

@@ -46,6 +46,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.utils._available_if import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from bicrit.errors import InvalidInputError, InvalidParameterError, ModelFormatError
@@ -185,11 +186,30 @@ class StructuredSVM(BaseEstimator):
         ``source`` is what the user passed as ``X`` (a dataset object carries metadata)."""
         if Y is None:
             raise InvalidInputError("Y is required (the gold labels of X)")
+        if self._takes_matrix():
+            X = validation.check_matrix(X, self, fitting=True)
         return X, Y
 
     def _prepare_inputs(self, X: Any) -> Any:
         """Converts inputs to predict from."""
+        if getattr(self.structure_, "matrix_input", False):
+            return validation.check_matrix(X, self, fitting=False)
         return X
+
+    def _takes_matrix(self) -> bool:
+        """Whether the structure (fitted, or to build) takes feature matrices."""
+        fitted = self.__dict__.get("structure_")
+        if fitted is not None:
+            return bool(getattr(fitted, "matrix_input", False))
+        spec, _ = self._structure_spec()
+        if isinstance(spec, str):
+            from bicrit import registry
+
+            try:
+                spec = registry.get("structure", spec).factory
+            except Exception:  # an unknown name is reported when the structure is built
+                return False
+        return bool(getattr(spec, "matrix_input", False))
 
     def _score_labels(self, X: Any, Y: Any, P: Any = None) -> Any:
         """The gold labels to score the predictions ``P`` on ``X`` against, in the form
@@ -461,26 +481,35 @@ class StructuredSVM(BaseEstimator):
         """Integral predictions (the structure's ``batch_predict``; for relaxed multi-label
         inference, the rounding documented in :class:`bicrit.structures.Multilabel`), in the
         users' label form."""
+        self._weights()  # fitted?
         X, _ = self._split(X, None)
         Xp = self._prepare_inputs(X)
         if validation.n_rows(Xp) == 0:
             raise InvalidInputError("X is empty: nothing to predict")
         return self._predict_prepared(Xp)
 
+    def _has_decision_function(self) -> bool:
+        s = self.__dict__.get("structure_")
+        if s is None:
+            spec, _ = self._structure_spec()
+            if isinstance(spec, str):
+                from bicrit import registry
+
+                spec = registry.get("structure", spec).factory
+            s = spec
+        return hasattr(s, "decision_function")
+
+    @available_if(_has_decision_function)
     def decision_function(self, X: Any) -> np.ndarray:
         """Scores per class (structures that define them: multiclass, hierarchy)."""
         w = self._weights()
-        decision = getattr(self.structure_, "decision_function", None)
-        if decision is None:
-            raise AttributeError(
-                f"decision_function is not defined for the {self.structure_.name!r} structure"
-            )
         X, _ = self._split(X, None)
-        return decision(w, self._prepare_inputs(X))
+        return self.structure_.decision_function(w, self._prepare_inputs(X))
 
-    def score(self, X: Any, Y: Any = None) -> float:
-        """The headline metric of the task on ``(X, Y)`` (see the class docstring)."""
-        X, Y = self._split(X, Y)
+    def score(self, X: Any, Y: Any = None, *, y: Any = None) -> float:
+        """The headline metric of the task on ``(X, Y)`` (see the class docstring); ``y`` is
+        scikit-learn's name for ``Y``."""
+        X, Y = self._split(X, y if Y is None else Y)
         P = self.predict(X)
         return float(self.structure_.headline(self._score_labels(X, Y, P), P))
 
@@ -620,6 +649,8 @@ class StructuredSVM(BaseEstimator):
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.non_deterministic = self.random_state is None
+        tags.input_tags.sparse = self._takes_matrix()
+        tags.input_tags.two_d_array = self._takes_matrix()
         return tags
 
 

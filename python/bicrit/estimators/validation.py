@@ -15,7 +15,15 @@ import scipy.sparse as sp
 from bicrit.errors import InvalidInputError, InvalidParameterError
 from bicrit.learners.fit import FeatureScaleWarning
 
-__all__ = ["check_common", "check_scale", "fingerprint", "is_count", "n_rows"]
+__all__ = [
+    "check_common",
+    "check_matrix",
+    "check_not_empty",
+    "check_scale",
+    "fingerprint",
+    "is_count",
+    "n_rows",
+]
 
 
 def is_count(v: Any) -> bool:
@@ -117,6 +125,30 @@ def check_scale(X: Any, stacklevel: int = 4) -> None:
             FeatureScaleWarning,
             stacklevel=stacklevel,
         )
+
+
+def check_matrix(X: Any, est: Any, *, fitting: bool) -> Any:
+    """``X`` as a 2-D float64/float32 matrix (dense, or CSR), with scikit-learn's checks and
+    messages (a 1-D array, no instance or no feature, NaN or infinity, an object dtype — a
+    TypeError) and, when predicting, the number of features seen in ``fit``."""
+    from sklearn.utils.validation import check_array
+
+    try:
+        X = check_array(
+            X, accept_sparse="csr", dtype=(np.float64, np.float32), input_name="X", estimator=est
+        )
+    except ValueError as exc:
+        msg = " ".join(str(exc).split())
+        if "convert" in msg:
+            msg = f"X must be numeric: {msg}"
+        raise InvalidInputError(msg) from None
+    n = getattr(est, "n_features_in_", None)
+    if not fitting and n is not None and X.shape[1] != n:
+        raise InvalidInputError(
+            f"X has {X.shape[1]} features, but {type(est).__name__} is expecting {n} features "
+            "as input"
+        )
+    return X
 
 
 def check_not_empty(X: Any, Y: Any) -> None:

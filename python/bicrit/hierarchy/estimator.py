@@ -59,6 +59,7 @@ from bicrit.errors import (
     InvalidInputError,
     InvalidParameterError,
 )
+from bicrit.estimators import validation
 from bicrit.estimators.model_format import register_estimator
 from bicrit.estimators.structured import StructuredSVM, _init_params
 from bicrit.hierarchy.graph import Hierarchy
@@ -244,35 +245,28 @@ class HierarchicalSVM(StructuredSVM):
         return _as_hierarchy(self.hierarchy)
 
     def _check_x(self, X: Any, *, fitting: bool) -> sp.csr_array:
-        if sp.issparse(X):
-            Xc = sp.csr_array(X)
-            if Xc.dtype not in (np.float32, np.float64):
-                Xc = Xc.astype(np.float64)
-        else:
-            try:
-                a = np.asarray(X)
-            except Exception as exc:
-                raise InvalidInputError(f"X must be a 2-D array or sparse matrix: {exc}") from None
-            if a.ndim != 2:
-                raise InvalidInputError(f"X must be 2-D (instances × features), got {a.ndim}-D")
-            if not np.issubdtype(a.dtype, np.number):
-                raise InvalidInputError(f"X must be numeric, got dtype {a.dtype}")
-            Xc = sp.csr_array(a.astype(np.float32 if a.dtype == np.float32 else np.float64))
-        if not np.all(np.isfinite(Xc.data)):
-            raise InvalidInputError(
-                "X has NaN or infinite values (the Clus HMC sets have missing features: load them "
-                "with impute='mean')"
-            )
-        d = Xc.shape[1]
-        if not fitting and d != self.n_features_in_:
-            raise InvalidInputError(
-                f"X has {d} features, but the model was fit on {self.n_features_in_}"
-            )
+        try:
+            X = validation.check_matrix(X, self, fitting=fitting)
+        except InvalidInputError as exc:
+            if "NaN" in str(exc) or "infinity" in str(exc):
+                raise InvalidInputError(
+                    f"{exc} (the Clus HMC sets have missing features: load them with "
+                    "impute='mean')"
+                ) from None
+            raise
+        Xc = sp.csr_array(X)  # float32 kept as given
         if self.n_hashed_features is not None:
             Xc = _hash_columns(Xc, int(self.n_hashed_features))
         return Xc
 
+    def _takes_matrix(self) -> bool:
+        return True
+
     def _check_y(self, h: Hierarchy, Y: Any, n: int) -> list[np.ndarray]:
+        if isinstance(Y, np.ndarray) and Y.ndim == 1 and Y.dtype.kind == "f":
+            if not np.all(np.isfinite(Y) & (np.round(Y) == Y)):
+                raise InvalidInputError("Y holds non-integer node ids")
+            Y = Y.astype(np.int64)
         if isinstance(Y, np.ndarray) and Y.ndim == 1 and np.issubdtype(Y.dtype, np.integer):
             out = []
             for i, t in enumerate(Y.tolist()):
@@ -284,8 +278,8 @@ class HierarchicalSVM(StructuredSVM):
                 out = [np.unique(np.asarray(list(y), dtype=np.int64)) for y in Y]
             except (TypeError, ValueError):
                 raise InvalidInputError(
-                    "Y must be a sequence of label sets (node-id sequences) or a 1-D int array of "
-                    "terminal node ids"
+                    "Unknown label type: Y must be a sequence of label sets (node-id sequences) "
+                    "or a 1-D int array of terminal node ids"
                 ) from None
             out = [y[y != h.root] for y in out]
             check_labels(h, out, leaves=False)

@@ -202,6 +202,10 @@ class Structure(ABC):
 
     # ------------------------------------------------------------ task behaviour
 
+    #: Whether instances are rows of a feature matrix (estimators then check ``X`` as
+    #: scikit-learn does).
+    matrix_input: bool = False
+
     #: The metrics of :meth:`report` as ``(key, display name)``, the headline first.
     report_names: tuple[tuple[str, str], ...] = (("score", "1 − mean task loss"),)
 

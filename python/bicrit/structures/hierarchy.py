@@ -128,6 +128,7 @@ class HierarchyStructure(NativeStructure):
     """
 
     name = "hierarchy"
+    matrix_input = True
     report_names = (("hierarchical_f1", "hierarchical F1"), ("accuracy", "exact-match accuracy"))
 
     def __init__(

@@ -35,6 +35,7 @@ class Multiclass(NativeStructure):
     """
 
     name = "multiclass"
+    matrix_input = True
 
     report_names = (("accuracy", "accuracy"),)
 

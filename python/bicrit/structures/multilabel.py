@@ -37,7 +37,13 @@ def _label_matrix(Y: Any, n_rows: int | None = None) -> np.ndarray:
         Y = Y.toarray()
     A = np.asarray(Y)
     if A.ndim != 2:
-        raise InvalidInputError(f"Y must be 2-D (instances × labels), got {A.ndim}-D")
+        hint = (
+            " (the multilabel structure, StructuredSVM's default, takes an (n, K) 0/1 array; "
+            "for one class per instance pass structure='multiclass')"
+            if A.ndim == 1
+            else ""
+        )
+        raise InvalidInputError(f"Y must be 2-D (instances × labels), got {A.ndim}-D{hint}")
     if n_rows is not None and A.shape[0] != n_rows:
         raise InvalidInputError(f"X has {n_rows} instances but Y has {A.shape[0]} rows")
     return _as_01(A, "Y")
@@ -96,6 +102,7 @@ class Multilabel(NativeStructure):
     """
 
     name = "multilabel"
+    matrix_input = True
     report_names = (
         ("subset_accuracy", "subset acc"),
         ("jaccard_accuracy", "Jaccard acc (thesis Acc)"),
