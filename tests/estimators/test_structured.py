@@ -134,7 +134,7 @@ def test_bad_predict_input(emotions_scaled):
         est.predict(X[:, :5])
     bad = X[:3].copy()
     bad[1, 2] = np.inf
-    with pytest.raises(InvalidInputError, match="NaN|infinit"):
+    with pytest.raises(InvalidInputError, match=r"NaN|infinit"):
         est.predict(bad)
 
 
