@@ -25,8 +25,8 @@ in the loader's convention: sorted int64 ids, root excluded. ``labels`` chooses 
 
 Multi-label on a DAG with ``labels="auto"`` trains and predicts in the ancestor-closed space
 (exact by one min-cut per inference, after the virtual leaves are added): the leaf-terminated
-space needs an LP relaxation, and an integer program when it is fractional, for every inference
-(measured ~0.5 s per inference on pheno_GO's 3,186 nodes). Pass ``labels="leaves"`` for it.
+space needs an LP relaxation, and an integer program when it is fractional, for every inference,
+far slower on large DAGs (``benches/hierarchy/RESULTS.md``). Pass ``labels="leaves"`` for it.
 
 ``multilabel=None`` detects it: multi-label as soon as a training label has two terminals.
 Multi-label inference is exact (O(M) DP on trees, min-cut / LP+IP on DAGs).

@@ -14,7 +14,7 @@ def auto_search(surrogate: Any, capabilities: Mapping[str, Any], learner: str) -
     that needs nothing beyond the λ-oracle and is exact over the convex hull of the labels for
     every quasi-concave increasing ψ (thesis Alg. ``alg:convexhull_search``); for margin
     rescaling its first λ = 1 query is the exact answer. ``frontier`` (exact integral answers in
-    one call) is not picked: on CoNLL-2002 it cost 1.14× the hull search per epoch
+    one call) is not picked: on CoNLL-2002 its epochs cost more than the hull search's
     (``benches/RESULTS-sequence.md``)."""
     return "convex-hull"
 
