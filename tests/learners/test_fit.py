@@ -184,3 +184,19 @@ def test_the_main_combination_is_refused_before_the_warm_up(problem) -> None:
     training = Training(s, *s.native_inputs(X, Y), Learner("bcfw"))
     with pytest.raises(bicrit.errors.IncompatibleError, match="affine"):
         training.phases("probloss", "convex-hull", 4, warmup=2)
+
+
+def test_validation_and_early_stopping_callbacks() -> None:
+    from bicrit.learners.fit import early_stopping, evaluate
+
+    scores = iter([0.5, 0.7, 0.6, 0.65, 0.69, 0.9])
+    result = Fit(
+        [Phase("main", lambda _: Scripted([9, 8, 7, 6, 5, 4]), 6)],
+        callbacks=[
+            evaluate(lambda w: {"f1": next(scores)}, prefix="dev_"),
+            early_stopping("dev_f1", patience=3),
+        ],
+    ).run()
+    # best .7 at epoch 2, no improvement for three epochs: stop after epoch 5
+    assert [r["dev_f1"] for r in result.rows] == [0.5, 0.7, 0.6, 0.65, 0.69]
+    assert result.stopped

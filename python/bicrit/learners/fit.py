@@ -52,6 +52,7 @@ __all__ = [
     "Runner",
     "Training",
     "continued",
+    "early_stopping",
     "evaluate",
     "warmup_epochs",
 ]
@@ -84,13 +85,12 @@ class Phase:
 
     ``start(previous)`` builds the phase's runner from the previous phase's runner (None for the
     first phase); ``labels`` are constant columns added to the phase's history rows (e.g. the
-    surrogate trained). ``stop_on_tol=False`` runs every epoch of the phase."""
+    surrogate trained)."""
 
     name: str
     start: Callable[[Runner | None], Runner]
     epochs: int
     labels: Mapping[str, Any] = field(default_factory=dict)
-    stop_on_tol: bool = True
 
 
 @dataclass
@@ -101,8 +101,6 @@ class FitState:
     rows: list[dict[str, Any]] = field(default_factory=list)
     #: Epochs run so far (rows of earlier fits that this one continues included).
     epochs: int = 0
-    #: Whether the last phase ended on its stopping test (not on its epoch budget).
-    phase_converged: bool = False
 
     def record(self, row: Mapping[str, Any]) -> None:
         """Adds a row that is not an epoch (e.g. Shared SVM's α step), numbered with the epochs
@@ -110,15 +108,33 @@ class FitState:
         self.rows.append({"epoch": self.epochs, **row})
 
 
-def evaluate(fn: Callable[[np.ndarray], Mapping[str, Any]], prefix: str = "") -> Callable[
-    [Epoch], None
-]:
+def evaluate(
+    fn: Callable[[np.ndarray], Mapping[str, Any]], prefix: str = ""
+) -> Callable[[Epoch], None]:
     """A callback adding ``fn(averaged weights)``'s metrics to each epoch's row (as
     ``prefix + key``): evaluation on a validation set after every epoch."""
 
     def callback(event: Epoch) -> None:
         scores = fn(averaged_weights(event.runner))
         event.row.update({f"{prefix}{k}": v for k, v in scores.items()})
+
+    return callback
+
+
+def early_stopping(metric: str, patience: int = 3) -> Callable[[Epoch], None]:
+    """A callback ending the fit once the row's ``metric`` (higher is better, e.g. a validation
+    score that :func:`evaluate` adds) has not improved for ``patience`` epochs."""
+    if patience < 1:
+        raise ValueError(f"patience must be ≥ 1, got {patience}")
+    best = {"value": -math.inf, "since": 0}
+
+    def callback(event: Epoch) -> None:
+        value = float(event.row[metric])
+        if value > best["value"]:
+            best["value"], best["since"] = value, 0
+        else:
+            best["since"] += 1
+        event.stop = event.stop or best["since"] >= patience
 
     return callback
 
@@ -221,7 +237,7 @@ class Fit:
         try:
             for phase in self._phases():
                 state.runner = phase.start(state.runner)
-                state.phase_converged = converged = False
+                converged = False
                 for _ in range(int(phase.epochs)):
                     cpu = time.process_time()
                     stats = state.runner.epoch()
@@ -254,8 +270,8 @@ class Fit:
                     if event.stop:
                         stopped = True
                         break
-                    if phase.stop_on_tol and self._settled(row, prev_obj):
-                        state.phase_converged = converged = True
+                    if self._settled(row, prev_obj):
+                        converged = True
                         break
                     prev_obj = obj
                 if diverged or stopped:
