@@ -1,40 +1,14 @@
 """``StructuredSVM``: any structure × surrogate × search × learner behind the scikit-learn
 estimator contract; every other estimator is a ``StructuredSVM`` over one structure.
 
-It minimises, with scikit-learn's C (C multiplies the loss)::
-
-    P(w) = ½‖w‖² + C · Σ_i ℓ_i(w),    ℓ_i(w) = max_y ψ(h(y), g(y))
-
-**C and the thesis.** Chapters 1–4 of the thesis minimise (C_t/2)‖w‖² + (1/n)Σℓ_i, so
-``C = 1/(n·C_t)``; the hierarchical chapter minimises λΣ‖W_n‖² + Σℓ_i, so ``C = 1/(2λ)``.
-Larger C fits the training data harder, as in ``LinearSVC``. ``C="auto"`` chooses C on held-out
-data over a log grid (:mod:`bicrit.estimators.tuning`).
-
-**search="auto"** is the warm-started convex hull search (:func:`bicrit.learners.auto_search`):
-exact over the convex hull of the labels for every quasi-concave increasing ψ, one λ = 1 query
-for margin rescaling; fractional answers on hull edges otherwise. ``convex-hull-ban`` /
-``-kbest`` give the exact integral loss, ``frontier`` gives it in one call where the structure
-answers the frontier query (chains with the Hamming loss, multiclass); ``bicrit plugins`` lists
-what each search needs.
-
-**Stopping (tol).** After each epoch the fit stops when the learner certifies convergence
-(``bcfw``: duality gap ≤ tol·|P|; cutting plane: its eps test) or, for every learner, when the
-epoch's objective changed by at most ``tol·|P|`` from the previous epoch's. ``tol=None`` runs
-``max_epochs`` epochs. ``converged_`` says whether the fit stopped on tol. The epochs run in the
-fit driver (:mod:`bicrit.learners.fit`), as every fit does.
-
-**Ctrl-C (KeyboardInterrupt).** The native trainer abandons the running epoch and restores the
-previous one; the estimator then keeps every finished epoch: it warns
-(:class:`bicrit.estimators.FitInterruptedWarning`), sets ``interrupted_ = True`` and returns a
-usable model. Only when no epoch finished (nothing learned) is the KeyboardInterrupt re-raised,
-and a fresh fit leaves the estimator unfitted (a warm-started one keeps its previous model).
-
-**Feature scale.** SGD and BCFW steps are proportional to the features: unscaled dense features
-(e.g. ``emotions``, whose columns range over several orders of magnitude) make training
-oscillate or diverge. Standardize dense features — ``make_pipeline(StandardScaler(),
-StructuredSVM(...))`` — or use :class:`MultiLabelSVM`, which does it by default (``scale=True``).
-``fit`` warns when dense features look unscaled. Sparse hashed features (sequences, trees) need
-nothing.
+It minimises ``½‖w‖² + C · Σ_i max_y ψ(h(y), g(y))`` with scikit-learn's C (C multiplies the
+loss; the thesis's C_t of chapters 1–4 is C = 1/(n·C_t), its hierarchical λ is C = 1/(2λ)).
+The path of a fit — inputs checked and converted, the pieces resolved, a plan of phases, the one
+fit driver, the native trainer — is docs/architecture.md's "The path of one fit"; stopping
+(``tol``), Ctrl-C and divergence are the driver's (:mod:`bicrit.learners.fit`); ``C="auto"`` is
+:mod:`bicrit.estimators.tuning`. Dense features should be standardized (SGD and BCFW take steps
+proportional to them): ``make_pipeline(StandardScaler(), StructuredSVM(...))``, or
+:class:`MultiLabelSVM`, which scales itself; ``fit`` warns when they look unscaled.
 """
 
 from __future__ import annotations

@@ -24,55 +24,11 @@ the pieces.
 once when made, handed to the native Trainer as it is, and copied with changes by
 ``replace`` (the fit driver continues SGD's step schedule that way).
 
-**The Trainer** (``bicrit._native.Trainer``, re-exported here) is one training run::
-
-    Trainer(structure, X, Y, surrogate, search, learner, params=None, w0=None)
-
-* ``structure`` — the native structure, ``bicrit.structures.base.as_native(s)`` of an initialised
-  structure ``s`` (a Python-written structure goes through an adapter: same API, slower);
-* ``X, Y`` — the training set as the structure's wrapper normalises it:
-  ``s.native_inputs(X, Y)``;
-* ``surrogate`` — a :class:`bicrit.Surrogate` (or any object with ``value``/``grad``);
-* ``search`` — a registry name, a ``(name, options)`` pair, or a :class:`bicrit.searches.Search`;
-* ``learner`` — a :class:`Learner`, or one of :data:`LEARNER_NAMES` with ``params`` a dict (see
-  :data:`LEARNERS`);
-* ``w0`` — starting weights (float64, length ``size_joint_feature``). SGD and cutting plane start
-  from them; BCFW, a dual method, takes one batch Frank–Wolfe step towards the corners they
-  select. To continue a run exactly, keep calling ``epoch()`` on the same Trainer.
-
-Methods: ``epoch() -> dict`` (one pass, GIL released, keys :data:`STAT_KEYS`, see below);
-``weights(averaged=True) -> ndarray`` (the averaged weights when the learner averages, else the
-last iterate); ``objective(averaged=True) -> float`` (exact primal, one inference pass);
-``evaluate(averaged=True, task_loss=True) -> dict`` (objective, mean loss, norm_sq, mean training
-task loss, calls, fractional, time). Properties: ``learner``, ``search``, ``surrogate``,
-``n_instances``, ``size_joint_feature``, ``n_epochs``, ``C``, ``params`` (effective values),
-``totals`` (calls by kind over all epochs, ``inferences``, ``time``).
-
-Results depend on ``random_state`` and the block/batch sizes, never on ``n_jobs``: a block's
-searches run in parallel against the same weights and are applied in a fixed order. Ctrl-C
-(checked every 50 ms) abandons the running epoch and restores the state of the previous one, so
-a loop over ``epoch()`` keeps a usable model. Python-written structures and surrogates are called
-back under the GIL, one at a time.
-
-**Epoch stats** (every key always present; None where it does not apply):
-
-``epoch``; ``learner``; ``objective`` — the primal P: ``objective_kind`` ``"running"`` (SGD,
-BCFW by default: ½‖w‖² at the end of the epoch + C × the losses met during the epoch, each at the
-weights of its own inference — free, an estimate) or ``"exact"`` (``objective="exact"``: one more
-inference pass at the returned weights; cutting plane: the pass at the weights the epoch started
-from, which is its own inference pass); ``loss`` — mean ℓ_i of the same kind; ``norm_sq`` —
-‖w‖² of those weights; ``dual`` and ``gap`` — BCFW (running: the sum of the block gaps met during
-the epoch; exact: P − D at the returned weights, with the averaged dual when averaging) and
-cutting plane (P − D of the iterate the epoch started from); ``converged`` — BCFW: gap ≤
-tol·|objective|; cutting plane: the eps test of Joachims et al. (1-slack) or no constraint added
-(n-slack), the weights are then the certified ones; SGD: always False; ``calls`` (total) and
-``calls_lambda``, ``calls_extreme`` (λ = 0/∞), ``calls_cone``, ``calls_ban``, ``calls_kbest``,
-``calls_frontier`` (the ``frontier`` search's one call per inference);
-``evaluated`` — warm-start labels re-scored (not oracle calls); ``inferences``;
-``calls_per_inference``; ``fractional`` — answers inside a hull edge; ``gold`` — answers equal
-to the gold label (zero loss); ``time`` — seconds; ``step_size`` (SGD); ``working_set`` (cutting
-plane); ``task_loss`` — mean training task loss of the predictions (with ``task_loss=True``);
-``exact_calls`` — oracle calls of the exact pass.
+**The Trainer** (``bicrit._native.Trainer``, re-exported here) is one native training run,
+``Trainer(structure, X, Y, surrogate, search, learner, params=None, w0=None)``, whose
+``epoch()`` runs one pass with the GIL released and returns its statistics (keys
+:data:`STAT_KEYS`). The fit driver (:mod:`bicrit.learners.fit`) runs its epochs;
+``docs/history.md`` documents the arguments, the methods and every statistic.
 
 For tests and quick experiments, :func:`train` runs a whole fit and returns ``(w, history)``.
 """
