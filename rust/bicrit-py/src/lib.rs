@@ -9,6 +9,7 @@ mod learners;
 mod nhsvm3;
 mod py_oracle;
 mod py_surrogate;
+mod scores;
 mod searches;
 mod structures;
 mod surrogates;
@@ -66,5 +67,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     hierarchy::register(m)?;
     searches::register(m)?;
     learners::register(m)?;
+    scores::register(m)?;
     Ok(())
 }

@@ -23,6 +23,11 @@ impl ScoreHierarchy {
         ScoreHierarchy { batch, h }
     }
 
+    /// Number of nodes M.
+    pub fn n_nodes(&self) -> usize {
+        self.h.n_nodes()
+    }
+
     fn row<'a>(&self, w: &'a [f64], i: usize) -> Result<&'a [f64]> {
         let m = self.h.n_nodes();
         if w.len() != self.batch * m {

@@ -51,6 +51,24 @@ impl ScoreMultilabel {
         Ok(ScoreMultilabel { batch, n_labels, edges, pair_per_example, inference })
     }
 
+    /// Number of labels L.
+    pub fn n_labels(&self) -> usize {
+        self.n_labels
+    }
+
+    /// The edges (i < j).
+    pub fn edges(&self) -> &[(usize, usize)] {
+        &self.edges
+    }
+
+    /// Node and edge marginals of a label (0/1 for an integral one).
+    pub fn marginals(&self, y: &MlLabel) -> (Vec<f64>, Vec<[f64; 4]>) {
+        match y {
+            MlLabel::Integral(b) => (y.node_marginals(), integral_edges(&self.edges, b)),
+            MlLabel::Relaxed { nodes, edges } => (nodes.clone(), edges.clone()),
+        }
+    }
+
     fn off_pair(&self) -> usize {
         self.batch * self.n_labels
     }
@@ -168,10 +186,7 @@ impl Structure for ScoreMultilabel {
     /// Node marginals on the unary scores, edge marginals on the pairwise scores.
     fn joint_feature(&self, _data: &(), i: usize, y: &MlLabel) -> Result<SparseVec> {
         self.check_label(&(), i, y)?;
-        let (nodes, edges) = match y {
-            MlLabel::Integral(b) => (y.node_marginals(), integral_edges(&self.edges, b)),
-            MlLabel::Relaxed { nodes, edges } => (nodes.clone(), edges.clone()),
-        };
+        let (nodes, edges) = self.marginals(y);
         let mut v = SparseVec::new();
         for (k, &m) in nodes.iter().enumerate() {
             if m != 0.0 {

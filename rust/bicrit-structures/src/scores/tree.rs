@@ -60,6 +60,21 @@ impl ScoreTree {
         Ok(ScoreTree { n_max, lengths, n_relations, projective, multi_root, label_weight })
     }
 
+    /// The padded number of tokens N.
+    pub fn n_max(&self) -> usize {
+        self.n_max
+    }
+
+    /// Number of tokens of sentence `b`.
+    pub fn len_of(&self, b: usize) -> usize {
+        self.lengths[b]
+    }
+
+    /// Number of relations (0: unlabeled).
+    pub fn n_relations(&self) -> usize {
+        self.n_relations
+    }
+
     fn np(&self) -> usize {
         self.n_max + 1
     }
