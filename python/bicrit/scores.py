@@ -194,7 +194,13 @@ def _options(kind: str, options: dict[str, Any]) -> dict[str, Any]:
         out["edges"] = e.reshape(0, 2) if e.size == 0 else e
     if "structure" in out:
         s = out["structure"]
-        out["structure"] = getattr(s, "_native", s)
+        native = getattr(s, "_native", s)
+        if native is None:
+            raise InvalidInputError(
+                "the hierarchy structure is not initialised: build it with n_features (any value; "
+                "the scores are given), e.g. bicrit.structure('hierarchy', parents, n_features=1)"
+            )
+        out["structure"] = native
     return out
 
 
