@@ -5,18 +5,18 @@ A score-level structure takes its scores as arrays instead of w·φ(x, y); the �
 example is then a Viterbi, Eisner, Chu–Liu–Edmonds, MRF or tree-DP call on those scores, and every
 search drives it unchanged (thesis eq. ``lambda_oracle``). Kinds and their arrays (batch first):
 
-============ ================================================ ==========================================
-kind         scores                                           gold
-============ ================================================ ==========================================
-chain        unary [B, T, S], transitions [S, S] or           tags [B, T] (int)
-             [B, T − 1, S, S], optional start, end [S]
-tree         arcs [B, n + 1, n + 1] (arcs[b, h, d]: h → d,    heads [B, n] (heads[b, j]: head of token
-             0 = root), optional labels [B, n + 1, n + 1, R]  j + 1), rels [B, n] with labels
-multilabel   unary [B, L] (score of y_k = 1), pairwise        labels [B, L] in {0, 1}
-             [E, 2, 2] or [B, E, 2, 2] over ``edges`` [E, 2]
-multiclass   scores [B, K]                                    labels [B]
-hierarchy    node scores [B, M] over ``structure``            node indicators [B, M] (ancestor-closed)
-============ ================================================ ==========================================
+=========== ============================================= =====================================
+kind        scores                                        gold
+=========== ============================================= =====================================
+chain       unary [B, T, S], transitions [S, S] or        tags [B, T] (int)
+            [B, T − 1, S, S], optional start, end [S]
+tree        arcs [B, n + 1, n + 1] (arcs[b, h, d]: h → d, heads [B, n] (heads[b, j]: head of
+            0 = root), labels [B, n + 1, n + 1, R]        token j + 1), rels [B, n] with labels
+multilabel  unary [B, L] (score of y_k = 1), pairwise     labels [B, L] in {0, 1}
+            [E, 2, 2] or [B, E, 2, 2] over edges [E, 2]
+multiclass  scores [B, K]                                 labels [B]
+hierarchy   node scores [B, M] over ``structure``         node indicators [B, M]
+=========== ============================================= =====================================
 
 Ragged batches: ``lengths`` [B] (chains: tokens; trees: words); entries past a length are ignored.
 Task losses: chains ``"hamming"`` (per token) or ``"segment"`` (chunks, needs ``tag_names``);
@@ -61,8 +61,13 @@ KINDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "hierarchy": (("scores",), ()),
 }
 
-_GOLD = {"chain": "tags", "tree": "heads", "multilabel": "labels", "multiclass": "labels",
-         "hierarchy": "nodes"}
+_GOLD = {
+    "chain": "tags",
+    "tree": "heads",
+    "multilabel": "labels",
+    "multiclass": "labels",
+    "hierarchy": "nodes",
+}
 _OPTIONS = {
     "chain": {"lengths", "task_loss", "tag_names", "scheme", "outside"},
     "tree": {"lengths", "projective", "multi_root", "label_weight"},
@@ -123,7 +128,9 @@ def _spec(search: str | None, options: Mapping[str, Any] | None) -> Any:
             raise InvalidInputError("search_options need a named search, not search='auto'")
         return None
     if not isinstance(search, str):
-        raise TypeError(f"search must be a registered search name or 'auto', got {type(search).__name__}")
+        raise TypeError(
+            f"search must be a registered search name or 'auto', got {type(search).__name__}"
+        )
     return _spec_cached(search, tuple(sorted((options or {}).items())))
 
 
@@ -140,7 +147,8 @@ def _arrays(kind: str, scores: Any) -> dict[str, np.ndarray]:
     unknown = set(scores) - set(required) - set(optional)
     if unknown:
         raise InvalidInputError(
-            f"unknown score arrays {sorted(unknown)} for kind {kind!r} (arrays: {required + optional})"
+            f"unknown score arrays {sorted(unknown)} for kind {kind!r} "
+            f"(arrays: {required + optional})"
         )
     out = {}
     for name in required + optional:
@@ -151,7 +159,9 @@ def _arrays(kind: str, scores: Any) -> dict[str, np.ndarray]:
             continue
         a = np.asarray(v)
         if not np.issubdtype(a.dtype, np.floating):
-            raise InvalidInputError(f"score array {name!r} must be floating point, got dtype {a.dtype}")
+            raise InvalidInputError(
+                f"score array {name!r} must be floating point, got dtype {a.dtype}"
+            )
         out[name] = np.ascontiguousarray(a, dtype=np.float64)
     return out
 
@@ -184,7 +194,8 @@ def _options(kind: str, options: dict[str, Any]) -> dict[str, Any]:
     unknown = set(options) - _OPTIONS[kind]
     if unknown:
         raise InvalidInputError(
-            f"unknown options {sorted(unknown)} for kind {kind!r} (options: {sorted(_OPTIONS[kind])})"
+            f"unknown options {sorted(unknown)} for kind {kind!r} "
+            f"(options: {sorted(_OPTIONS[kind])})"
         )
     out = {k: v for k, v in options.items() if v is not None}
     if "lengths" in out:
@@ -227,7 +238,8 @@ def loss(
     if task_loss is not None:
         if kind != "chain":
             raise InvalidInputError(
-                f"task_loss is chosen for chains only ('hamming' or 'segment'); kind {kind!r} has its own"
+                "task_loss is chosen for chains only ('hamming' or 'segment'); "
+                f"kind {kind!r} has its own"
             )
         options["task_loss"] = task_loss
     opts = _options(kind, options)
@@ -237,17 +249,25 @@ def loss(
     return _result(kind, arrays, opts, out)
 
 
-_LABEL_KEYS = {"chain": ("tags",), "tree": ("heads", "rels"), "multilabel": ("nodes", "edges"),
-               "multiclass": ("labels",), "hierarchy": ("nodes",)}
+_LABEL_KEYS = {
+    "chain": ("tags",),
+    "tree": ("heads", "rels"),
+    "multilabel": ("nodes", "edges"),
+    "multiclass": ("labels",),
+    "hierarchy": ("nodes",),
+}
 
 
-def _result(kind: str, arrays: dict[str, np.ndarray], opts: dict[str, Any], out: dict) -> LossResult:
+def _result(
+    kind: str, arrays: dict[str, np.ndarray], opts: dict[str, Any], out: dict
+) -> LossResult:
     labels = {k: out[k] for k in _LABEL_KEYS[kind] if k in out}
     answer = Answer(labels, out["weights"], out["points"], np.asarray(out["is_gold"], dtype=bool))
     c = out["coef"][:, None] * out["weights"]  # [B, 2]: ∂ψ/∂m · weight of each answer label
     grad = _GRADS[kind](arrays, opts, labels, out["gold"], c, out["coef"])
-    return LossResult(out["loss"], answer, grad, out["coef"], out["method"], out["calls"],
-                      out["upper_bound"])
+    return LossResult(
+        out["loss"], answer, grad, out["coef"], out["method"], out["calls"], out["upper_bound"]
+    )
 
 
 def _chain_grad(arrays, opts, labels, gold, c, coef):
@@ -312,7 +332,10 @@ def _multilabel_grad(arrays, opts, labels, gold, c, coef):
     grad = {"unary": nodes}
     if "pairwise" in arrays:
         p = arrays["pairwise"]
-        e = np.einsum("ba,baes->bes", c, labels["edges"]) - coef[:, None, None] * gold["edges"][:, 0]
+        e = (
+            np.einsum("ba,baes->bes", c, labels["edges"])
+            - coef[:, None, None] * gold["edges"][:, 0]
+        )
         e = e.reshape(e.shape[0], -1, 2, 2)
         grad["pairwise"] = e if p.ndim == 4 else e.sum(axis=0)
     return grad
@@ -332,8 +355,13 @@ def _hierarchy_grad(arrays, opts, labels, gold, c, coef):
     return {"scores": g}
 
 
-_GRADS = {"chain": _chain_grad, "tree": _tree_grad, "multilabel": _multilabel_grad,
-          "multiclass": _multiclass_grad, "hierarchy": _hierarchy_grad}
+_GRADS = {
+    "chain": _chain_grad,
+    "tree": _tree_grad,
+    "multilabel": _multilabel_grad,
+    "multiclass": _multiclass_grad,
+    "hierarchy": _hierarchy_grad,
+}
 
 
 def decode(kind: str, scores: Any, **options: Any) -> dict[str, np.ndarray]:

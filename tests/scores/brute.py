@@ -57,9 +57,16 @@ def chain_points(u, tr, start, end, gold, outside) -> Iterator[tuple]:
     gsize = sum(1 for x in gold if x not in outside)
     for y in itertools.product(range(s), repeat=n):
         loss = sum(a != b for a, b in zip(y, gold, strict=True))
-        ham = sum(0 if a == b else (0 if a in outside and b in outside else
-                                    (2 if a not in outside and b not in outside else 1))
-                  for a, b in zip(y, gold, strict=True))
+        ham = sum(
+            0
+            if a == b
+            else (
+                0
+                if a in outside and b in outside
+                else (2 if a not in outside and b not in outside else 1)
+            )
+            for a, b in zip(y, gold, strict=True)
+        )
         size = sum(1 for x in y if x not in outside)
         yield (chain_score(u, tr, start, end, y) - g0, loss, ham, size, gsize), y
 
@@ -90,8 +97,11 @@ def is_projective(heads) -> bool:
 
 
 def trees(n: int, single_root: bool, projective: bool) -> list[tuple[int, ...]]:
-    return [h for h in itertools.product(range(n + 1), repeat=n)
-            if is_tree(h, single_root) and (not projective or is_projective(h))]
+    return [
+        h
+        for h in itertools.product(range(n + 1), repeat=n)
+        if is_tree(h, single_root) and (not projective or is_projective(h))
+    ]
 
 
 def tree_score(arcs, labels, heads, rels) -> float:

@@ -36,8 +36,17 @@ def _chain_brute(name, arrays, gold, lengths, outside):
     for i, n in enumerate(lengths):
         tr = arrays["transitions"]
         tr_i = tr if tr.ndim == 2 else tr[i][: n - 1]
-        pts = [p for p, _ in chain_points(arrays["unary"][i][:n], tr_i, arrays.get("start"),
-                                          arrays.get("end"), list(gold[i][:n]), outside)]
+        pts = [
+            p
+            for p, _ in chain_points(
+                arrays["unary"][i][:n],
+                tr_i,
+                arrays.get("start"),
+                arrays.get("end"),
+                list(gold[i][:n]),
+                outside,
+            )
+        ]
         out.append(psi_max(name, pts))
     return np.array(out)
 
@@ -53,15 +62,36 @@ def test_chain_loss_is_the_brute_force_maximum(name, per_step):
         for search in EXACT_CHAIN:
             if search == "frontier" and name == "microf1":
                 with pytest.raises(IncompatibleError):
-                    scores.loss("chain", arrays, gold, surrogate=surrogate(name), search=search,
-                                lengths=lengths, outside=outside)
+                    scores.loss(
+                        "chain",
+                        arrays,
+                        gold,
+                        surrogate=surrogate(name),
+                        search=search,
+                        lengths=lengths,
+                        outside=outside,
+                    )
                 continue
-            r = scores.loss("chain", arrays, gold, surrogate=surrogate(name), search=search,
-                            lengths=lengths, outside=outside)
+            r = scores.loss(
+                "chain",
+                arrays,
+                gold,
+                surrogate=surrogate(name),
+                search=search,
+                lengths=lengths,
+                outside=outside,
+            )
             np.testing.assert_allclose(r.loss, want, rtol=1e-9, atol=1e-12, err_msg=search)
         # the convex hull's value bounds the integral maximum from above
-        r = scores.loss("chain", arrays, gold, surrogate=surrogate(name), search="convex-hull",
-                        lengths=lengths, outside=outside)
+        r = scores.loss(
+            "chain",
+            arrays,
+            gold,
+            surrogate=surrogate(name),
+            search="convex-hull",
+            lengths=lengths,
+            outside=outside,
+        )
         assert np.all(r.loss >= want - 1e-9)
 
 
@@ -84,13 +114,24 @@ def test_chain_segment_loss_is_the_brute_force_maximum():
         tr = rng.normal(size=(4, 4))
         gold = rng.integers(0, 4, size=(1, 4))
         for name in ["margin", "slack", "probloss"]:
-            r = scores.loss("chain", {"unary": u, "transitions": tr}, gold, surrogate=name,
-                            task_loss="segment", tag_names=names)
+            r = scores.loss(
+                "chain",
+                {"unary": u, "transitions": tr},
+                gold,
+                surrogate=name,
+                task_loss="segment",
+                tag_names=names,
+            )
             g0 = chain_score(u[0], tr, None, None, gold[0])
             psi = surrogate(name)
-            want = max(float(psi.value(chain_score(u[0], tr, None, None, y) - g0,
-                                       len(chunks(y) ^ chunks(gold[0]))))
-                       for y in itertools.product(range(4), repeat=4))
+            want = max(
+                float(
+                    psi.value(
+                        chain_score(u[0], tr, None, None, y) - g0, len(chunks(y) ^ chunks(gold[0]))
+                    )
+                )
+                for y in itertools.product(range(4), repeat=4)
+            )
             assert r.loss[0] == pytest.approx(want, rel=1e-9, abs=1e-12)
 
 
@@ -103,8 +144,10 @@ def _tree_case(rng, b=2, n=3, r=0):
 
 
 @pytest.mark.parametrize("name", ["margin", "slack", "beta", "probloss", "log", "microf1"])
-@pytest.mark.parametrize(("projective", "multi_root", "n_rel"),
-                         [(False, False, 0), (True, False, 0), (False, True, 2), (True, True, 2)])
+@pytest.mark.parametrize(
+    ("projective", "multi_root", "n_rel"),
+    [(False, False, 0), (True, False, 0), (False, True, 2), (True, True, 2)],
+)
 def test_tree_loss_is_the_brute_force_maximum(name, projective, multi_root, n_rel):
     rng = np.random.default_rng(abs(hash((name, projective, multi_root, n_rel))) % 2**32)
     psi = surrogate(name)
@@ -126,8 +169,11 @@ def test_tree_loss_is_the_brute_force_maximum(name, projective, multi_root, n_re
                 for rr in itertools.product(range(max(n_rel, 1)), repeat=int(m)):
                     s = tree_score(arcs[i], labels[i] if n_rel else None, h, rr)
                     wrong = sum(a != c for a, c in zip(h, gh, strict=True))
-                    wrong_rel = sum(a == c and x != y for a, c, x, y in zip(h, gh, rr, gr, strict=True)) \
-                        if n_rel else 0
+                    wrong_rel = (
+                        sum(a == c and x != y for a, c, x, y in zip(h, gh, rr, gr, strict=True))
+                        if n_rel
+                        else 0
+                    )
                     loss = wrong + wrong_rel
                     if name == "microf1":
                         hh, gg = 2 * (wrong + wrong_rel) + s - g0, -2.0 * m
@@ -138,8 +184,16 @@ def test_tree_loss_is_the_brute_force_maximum(name, projective, multi_root, n_re
         arrays = {"arcs": arcs} if not n_rel else {"arcs": arcs, "labels": labels}
         gold = {"heads": heads, "rels": rels} if n_rel else heads
         for search in ["auto", "convex-hull-ban", "convex-hull-kbest"]:
-            r = scores.loss("tree", arrays, gold, surrogate=psi, search=search, lengths=lengths,
-                            projective=projective, multi_root=multi_root)
+            r = scores.loss(
+                "tree",
+                arrays,
+                gold,
+                surrogate=psi,
+                search=search,
+                lengths=lengths,
+                projective=projective,
+                multi_root=multi_root,
+            )
             np.testing.assert_allclose(r.loss, want, rtol=1e-9, atol=1e-12, err_msg=search)
 
 
@@ -149,7 +203,8 @@ def _ml_brute(name, unary, pair, edges, gold):
 
     def score(y):
         return sum(unary[k] * y[k] for k in range(L)) + sum(
-            pair[e, y[i], y[j]] for e, (i, j) in enumerate(edges))
+            pair[e, y[i], y[j]] for e, (i, j) in enumerate(edges)
+        )
 
     g0 = score(gold)
     best = -np.inf
@@ -157,10 +212,7 @@ def _ml_brute(name, unary, pair, edges, gold):
         loss = sum(a != c for a, c in zip(y, gold, strict=True))
         m = score(y) - g0
         h, g = (loss + m, -(sum(y) + sum(gold))) if name == "microf1" else (m, loss)
-        if name == "microf1" and g == 0:
-            v = 0.0
-        else:
-            v = float(psi.value(h, g))
+        v = 0.0 if name == "microf1" and g == 0 else float(psi.value(h, g))
         best = max(best, v)
     return best
 
@@ -174,14 +226,29 @@ def test_multilabel_exact_loss_is_the_brute_force_maximum(name):
         unary = rng.normal(size=(b, L))
         pair = rng.normal(size=(3, 2, 2)) if shared else rng.normal(size=(b, 3, 2, 2))
         gold = rng.integers(0, 2, size=(b, L))
-        want = [_ml_brute(name, unary[i], pair if shared else pair[i], edges, gold[i]) for i in range(b)]
+        want = [
+            _ml_brute(name, unary[i], pair if shared else pair[i], edges, gold[i]) for i in range(b)
+        ]
         for search in ["auto", "convex-hull-ban", "convex-hull-kbest"]:
-            r = scores.loss("multilabel", {"unary": unary, "pairwise": pair}, gold, surrogate=surrogate(name),
-                            search=search, edges=edges, inference="exact")
+            r = scores.loss(
+                "multilabel",
+                {"unary": unary, "pairwise": pair},
+                gold,
+                surrogate=surrogate(name),
+                search=search,
+                edges=edges,
+                inference="exact",
+            )
             np.testing.assert_allclose(r.loss, want, rtol=1e-9, atol=1e-12)
         # the relaxation (local polytope) bounds the integral maximum from above
-        r = scores.loss("multilabel", {"unary": unary, "pairwise": pair}, gold, surrogate=surrogate(name),
-                        edges=edges, inference="relaxed")
+        r = scores.loss(
+            "multilabel",
+            {"unary": unary, "pairwise": pair},
+            gold,
+            surrogate=surrogate(name),
+            edges=edges,
+            inference="relaxed",
+        )
         assert np.all(r.loss >= np.array(want) - 1e-7)
 
 
@@ -214,8 +281,11 @@ def test_hierarchy_loss_is_the_brute_force_maximum():
     parents = [[], [0], [0], [1], [1]]
     st = bicrit.structure("hierarchy", hierarchy=parents, root=0, n_features=1)
     rng = np.random.default_rng(11)
-    labels = [y for y in itertools.product([0, 1], repeat=5)
-              if y[0] == 1 and all(y[p[0]] == 1 for v, p in enumerate(parents) if p and y[v])]
+    labels = [
+        y
+        for y in itertools.product([0, 1], repeat=5)
+        if y[0] == 1 and all(y[p[0]] == 1 for v, p in enumerate(parents) if p and y[v])
+    ]
     s = rng.normal(size=(4, 5))
     gold = np.array([labels[i] for i in rng.integers(0, len(labels), size=4)])
     for name in ["margin", "slack", "probloss"]:
@@ -223,9 +293,17 @@ def test_hierarchy_loss_is_the_brute_force_maximum():
         want = []
         for i in range(4):
             g0 = float(s[i] @ gold[i])
-            want.append(max(float(psi.value(float(s[i] @ np.array(y)) - g0,
-                                            float(np.sum(np.array(y[1:]) != gold[i][1:]))))
-                            for y in labels))
+            want.append(
+                max(
+                    float(
+                        psi.value(
+                            float(s[i] @ np.array(y)) - g0,
+                            float(np.sum(np.array(y[1:]) != gold[i][1:])),
+                        )
+                    )
+                    for y in labels
+                )
+            )
         r = scores.loss("hierarchy", s, gold, surrogate=psi, structure=st)
         np.testing.assert_allclose(r.loss, want, rtol=1e-9, atol=1e-12)
 
@@ -245,8 +323,10 @@ def _fd_check(kind, arrays, gold, eps=1e-6, **kw):
             minus = {k: (v.copy() if k == name else v) for k, v in arrays.items()}
             plus[name][idx] += eps
             minus[name][idx] -= eps
-            fd = (scores.loss(kind, plus, gold, **kw).loss.sum()
-                  - scores.loss(kind, minus, gold, **kw).loss.sum()) / (2 * eps)
+            fd = (
+                scores.loss(kind, plus, gold, **kw).loss.sum()
+                - scores.loss(kind, minus, gold, **kw).loss.sum()
+            ) / (2 * eps)
             assert g[idx] == pytest.approx(fd, abs=2e-5), (name, idx)
 
 
@@ -255,18 +335,31 @@ def _fd_check(kind, arrays, gold, eps=1e-6, **kw):
 def test_chain_gradient_matches_finite_differences(name, search):
     rng = np.random.default_rng(21)
     arrays, gold, lengths = _chain_case(rng, b=2, t=3, s=3, per_step=(name == "slack"))
-    _fd_check("chain", arrays, gold, surrogate=surrogate(name), search=search, lengths=lengths,
-              outside=[0])
+    _fd_check(
+        "chain",
+        arrays,
+        gold,
+        surrogate=surrogate(name),
+        search=search,
+        lengths=lengths,
+        outside=[0],
+    )
 
 
 @pytest.mark.parametrize("name", ["margin", "slack", "probloss"])
 def test_tree_gradient_matches_finite_differences(name):
     rng = np.random.default_rng(5)
-    arcs, labels, lengths = _tree_case(rng, b=2, n=3, r=2)
+    arcs, labels, _lengths = _tree_case(rng, b=2, n=3, r=2)
     heads = np.array([[2, 0, 2], [0, 1, 0]])
     rels = rng.integers(0, 2, size=(2, 3))
-    _fd_check("tree", {"arcs": arcs, "labels": labels}, {"heads": heads, "rels": rels},
-              surrogate=surrogate(name), lengths=np.array([3, 2]), projective=True)
+    _fd_check(
+        "tree",
+        {"arcs": arcs, "labels": labels},
+        {"heads": heads, "rels": rels},
+        surrogate=surrogate(name),
+        lengths=np.array([3, 2]),
+        projective=True,
+    )
 
 
 @pytest.mark.parametrize("inference", ["exact", "relaxed"])
@@ -275,19 +368,28 @@ def test_multilabel_gradient_matches_finite_differences(inference):
     unary = rng.normal(size=(2, 3))
     pair = rng.normal(size=(2, 2, 2))
     gold = np.array([[1, 0, 1], [0, 0, 1]])
-    _fd_check("multilabel", {"unary": unary, "pairwise": pair}, gold, surrogate="slack",
-              edges=[[0, 1], [1, 2]], inference=inference)
+    _fd_check(
+        "multilabel",
+        {"unary": unary, "pairwise": pair},
+        gold,
+        surrogate="slack",
+        edges=[[0, 1], [1, 2]],
+        inference=inference,
+    )
 
 
 def test_multiclass_and_hierarchy_gradients_match_finite_differences():
     import bicrit
 
     rng = np.random.default_rng(13)
-    _fd_check("multiclass", {"scores": rng.normal(size=(3, 4))}, np.array([0, 2, 3]),
-              surrogate="probloss")
+    _fd_check(
+        "multiclass", {"scores": rng.normal(size=(3, 4))}, np.array([0, 2, 3]), surrogate="probloss"
+    )
     st = bicrit.structure("hierarchy", hierarchy=[[], [0], [0], [1]], root=0, n_features=1)
     gold = np.array([[1, 1, 0, 1], [1, 0, 1, 0]])
-    _fd_check("hierarchy", {"scores": rng.normal(size=(2, 4))}, gold, surrogate="slack", structure=st)
+    _fd_check(
+        "hierarchy", {"scores": rng.normal(size=(2, 4))}, gold, surrogate="slack", structure=st
+    )
 
 
 # ---- decoders ---------------------------------------------------------------------------------
@@ -300,26 +402,40 @@ def test_chain_decoders_match_brute_force():
     kb = scores.kbest("chain", arrays, 5, lengths=lengths)
     for i, n in enumerate(lengths):
         tr = arrays["transitions"][i][: n - 1]
-        all_scores = sorted((chain_score(arrays["unary"][i][:n], tr, arrays["start"], arrays["end"], y)
-                             for y in itertools.product(range(3), repeat=int(n))), reverse=True)
+        all_scores = sorted(
+            (
+                chain_score(arrays["unary"][i][:n], tr, arrays["start"], arrays["end"], y)
+                for y in itertools.product(range(3), repeat=int(n))
+            ),
+            reverse=True,
+        )
         assert best["scores"][i] == pytest.approx(all_scores[0])
-        got = chain_score(arrays["unary"][i][:n], tr, arrays["start"], arrays["end"], best["tags"][i][:n])
+        got = chain_score(
+            arrays["unary"][i][:n], tr, arrays["start"], arrays["end"], best["tags"][i][:n]
+        )
         assert got == pytest.approx(all_scores[0])
         k = min(5, len(all_scores))
         np.testing.assert_allclose(kb["scores"][i][:k], all_scores[:k])
         assert kb["count"][i] == k
 
 
-@pytest.mark.parametrize(("projective", "multi_root"), [(False, False), (True, False), (False, True),
-                                                        (True, True)])
+@pytest.mark.parametrize(
+    ("projective", "multi_root"), [(False, False), (True, False), (False, True), (True, True)]
+)
 def test_tree_decoders_match_brute_force(projective, multi_root):
     rng = np.random.default_rng(19)
     arcs, _, lengths = _tree_case(rng, b=3, n=4)
-    best = scores.decode("tree", arcs, lengths=lengths, projective=projective, multi_root=multi_root)
-    kb = scores.kbest("tree", arcs, 3, lengths=lengths, projective=projective, multi_root=multi_root)
+    best = scores.decode(
+        "tree", arcs, lengths=lengths, projective=projective, multi_root=multi_root
+    )
+    kb = scores.kbest(
+        "tree", arcs, 3, lengths=lengths, projective=projective, multi_root=multi_root
+    )
     for i, n in enumerate(lengths):
-        all_scores = sorted((tree_score(arcs[i], None, h, None)
-                             for h in trees(int(n), not multi_root, projective)), reverse=True)
+        all_scores = sorted(
+            (tree_score(arcs[i], None, h, None) for h in trees(int(n), not multi_root, projective)),
+            reverse=True,
+        )
         assert best["scores"][i] == pytest.approx(all_scores[0])
         np.testing.assert_allclose(kb["scores"][i][: min(3, len(all_scores))], all_scores[:3])
 
@@ -329,10 +445,14 @@ def test_multilabel_and_multiclass_decoders_match_brute_force():
     unary = rng.normal(size=(3, 4))
     pair = rng.normal(size=(2, 2, 2))
     edges = [[0, 1], [2, 3]]
-    best = scores.decode("multilabel", {"unary": unary, "pairwise": pair}, edges=edges, inference="exact")
+    best = scores.decode(
+        "multilabel", {"unary": unary, "pairwise": pair}, edges=edges, inference="exact"
+    )
     for i in range(3):
-        vals = {y: float(unary[i] @ np.array(y)) + pair[0, y[0], y[1]] + pair[1, y[2], y[3]]
-                for y in itertools.product([0, 1], repeat=4)}
+        vals = {
+            y: float(unary[i] @ np.array(y)) + pair[0, y[0], y[1]] + pair[1, y[2], y[3]]
+            for y in itertools.product([0, 1], repeat=4)
+        }
         assert best["scores"][i] == pytest.approx(max(vals.values()))
     s = rng.normal(size=(4, 5))
     np.testing.assert_array_equal(scores.decode("multiclass", s)["labels"], s.argmax(1))

@@ -96,14 +96,14 @@ def _batches(lengths: np.ndarray, size: int, rng: np.random.Generator | None) ->
     n = len(lengths)
     if rng is None:
         order = np.argsort(lengths, kind="stable")
-        return [order[i:i + size] for i in range(0, n, size)]
+        return [order[i : i + size] for i in range(0, n, size)]
     perm = rng.permutation(n)
     pool = 50 * size
     out = []
     for p in range(0, n, pool):
-        chunk = perm[p:p + pool]
+        chunk = perm[p : p + pool]
         chunk = chunk[np.argsort(lengths[chunk], kind="stable")]
-        out += [chunk[i:i + size] for i in range(0, len(chunk), size)]
+        out += [chunk[i : i + size] for i in range(0, len(chunk), size)]
     return [out[i] for i in rng.permutation(len(out))]
 
 
@@ -129,8 +129,9 @@ def _parser_model(torch: Any, n_words: int, n_pos: int, n_rels: int, hidden: int
 
         def forward(self, words: Any, pos: Any, lengths: Any) -> tuple[Any, Any]:
             x = torch.cat([self.word(words), self.pos(pos)], dim=-1)  # [B, n + 1, 125]
-            packed = nn.utils.rnn.pack_padded_sequence(x, (lengths + 1).cpu(), batch_first=True,
-                                                       enforce_sorted=False)
+            packed = nn.utils.rnn.pack_padded_sequence(
+                x, (lengths + 1).cpu(), batch_first=True, enforce_sorted=False
+            )
             r, _ = self.lstm(packed)
             r, _ = nn.utils.rnn.pad_packed_sequence(r, batch_first=True, total_length=x.shape[1])
             a = torch.tanh(self.arc_h(r).unsqueeze(2) + self.arc_d(r).unsqueeze(1))
@@ -141,8 +142,16 @@ def _parser_model(torch: Any, n_words: int, n_pos: int, n_rels: int, hidden: int
     return Parser()
 
 
-def _parser_tensors(torch: Any, tb: Any, idx: np.ndarray, wv: dict, pv: dict, rv: dict,
-                    counts: Counter | None, rng: np.random.Generator | None) -> tuple[Any, ...]:
+def _parser_tensors(
+    torch: Any,
+    tb: Any,
+    idx: np.ndarray,
+    wv: dict,
+    pv: dict,
+    rv: dict,
+    counts: Counter | None,
+    rng: np.random.Generator | None,
+) -> tuple[Any, ...]:
     n = max(len(tb.words[i]) for i in idx)
     b = len(idx)
     words = np.zeros((b, n + 1), dtype=np.int64)
@@ -156,7 +165,12 @@ def _parser_tensors(torch: Any, tb: Any, idx: np.ndarray, wv: dict, pv: dict, rv
         lengths[k] = len(ws)
         for j, w in enumerate(ws):
             wi = wv.get(w.lower(), 1)
-            if counts is not None and rng is not None and counts[w.lower()] == 1 and rng.random() < 0.5:
+            if (
+                counts is not None
+                and rng is not None
+                and counts[w.lower()] == 1
+                and rng.random() < 0.5
+            ):
                 wi = 1
             words[k, j + 1] = wi
             pos[k, j + 1] = pv.get(tb.upos[i][j], 1)
@@ -166,7 +180,9 @@ def _parser_tensors(torch: Any, tb: Any, idx: np.ndarray, wv: dict, pv: dict, rv
     return t(words), t(pos), t(heads), t(rels), t(lengths)
 
 
-def _parse_eval(torch: Any, model: Any, tb: Any, vocab: tuple, id2rel: list[str]) -> dict[str, float]:
+def _parse_eval(
+    torch: Any, model: Any, tb: Any, vocab: tuple, id2rel: list[str]
+) -> dict[str, float]:
     from bicrit.metrics.dependency import dependency_report
     from bicrit.torch import tree_decode
 
@@ -190,9 +206,22 @@ def _parse_eval(torch: Any, model: Any, tb: Any, vocab: tuple, id2rel: list[str]
     return {"uas": rep["uas"], "las": rep["las"]}
 
 
-def _train_parser(torch: Any, train: Any, dev: Any, test: Any, vocab: tuple, id2rel: list[str],
-                  counts: Counter, seed: int, surrogate: str, epochs: range, state: dict | None,
-                  log: list[dict], name: str, hidden: int) -> tuple[dict, dict]:
+def _train_parser(
+    torch: Any,
+    train: Any,
+    dev: Any,
+    test: Any,
+    vocab: tuple,
+    id2rel: list[str],
+    counts: Counter,
+    seed: int,
+    surrogate: str,
+    epochs: range,
+    state: dict | None,
+    log: list[dict],
+    name: str,
+    hidden: int,
+) -> tuple[dict, dict]:
     from bicrit.torch import TreeLoss
 
     wv, pv, rv = vocab
@@ -212,7 +241,9 @@ def _train_parser(torch: Any, train: Any, dev: Any, test: Any, vocab: tuple, id2
         model.train()
         t0, total = time.process_time(), 0.0
         for idx in _batches(train_lens, BATCH, rng):
-            words, pos, heads, rels, lengths = _parser_tensors(torch, train, idx, wv, pv, rv, counts, rng)
+            words, pos, heads, rels, lengths = _parser_tensors(
+                torch, train, idx, wv, pv, rv, counts, rng
+            )
             arcs, labels = model(words, pos, lengths)
             loss = loss_fn(arcs.double(), heads, lengths=lengths, labels=labels.double(), rels=rels)
             opt.zero_grad()
@@ -221,8 +252,15 @@ def _train_parser(torch: Any, train: Any, dev: Any, test: Any, vocab: tuple, id2
             opt.step()
             total += float(loss.detach()) * len(idx)
         d = _parse_eval(torch, model, dev, vocab, id2rel)
-        row = {"run": name, "seed": seed, "epoch": ep + 1, "train_loss": total / len(train),
-               "dev_uas": d["uas"], "dev_las": d["las"], "cpu_s": time.process_time() - t0}
+        row = {
+            "run": name,
+            "seed": seed,
+            "epoch": ep + 1,
+            "train_loss": total / len(train),
+            "dev_uas": d["uas"],
+            "dev_las": d["las"],
+            "cpu_s": time.process_time() - t0,
+        }
         log.append(row)
         print(row, flush=True)
         state = {k: v.clone() for k, v in model.state_dict().items()}
@@ -257,23 +295,63 @@ def parsing_bilstm(scale: float = 1.0, seeds: int = 3, out: Path | None = None) 
     for seed in range(seeds):
         sub = np.random.default_rng(seed).permutation(len(train))[:n_train]
         tr = _subset(train, sub)
-        b_m, snaps = _train_parser(torch, tr, dev, test, (wv, pv, rv), rels, counts, seed, "margin",
-                                   range(epochs), None, log, "margin", PARSER_HIDDEN)
-        b_p, _ = _train_parser(torch, tr, dev, test, (wv, pv, rv), rels, counts, seed, "probloss",
-                               range(warm, epochs), snaps[warm], log, "probloss", PARSER_HIDDEN)
+        b_m, snaps = _train_parser(
+            torch,
+            tr,
+            dev,
+            test,
+            (wv, pv, rv),
+            rels,
+            counts,
+            seed,
+            "margin",
+            range(epochs),
+            None,
+            log,
+            "margin",
+            PARSER_HIDDEN,
+        )
+        b_p, _ = _train_parser(
+            torch,
+            tr,
+            dev,
+            test,
+            (wv, pv, rv),
+            rels,
+            counts,
+            seed,
+            "probloss",
+            range(warm, epochs),
+            snaps[warm],
+            log,
+            "probloss",
+            PARSER_HIDDEN,
+        )
         summary += [{**b_m, "run": "margin"}, {**b_p, "run": "probloss"}]
         if out is not None:
             _atomic_write(out / "parsing_bilstm_log.csv", pl.DataFrame(log).write_csv())
             _atomic_write(out / "parsing_bilstm_best.csv", pl.DataFrame(summary).write_csv())
     df = pl.DataFrame(summary)
-    table = df.group_by("run", maintain_order=True).agg(
-        pl.col("test_uas").mean().alias("uas_mean"), pl.col("test_uas").std().alias("uas_sd"),
-        pl.col("test_las").mean().alias("las_mean"), pl.col("test_las").std().alias("las_sd"),
-        pl.col("epoch").alias("epochs_chosen"), pl.len().alias("seeds"),
-    ).with_columns(
-        pl.col("run").replace_strict({k: v[0] for k, v in THESIS_DP.items()}).alias("thesis_las_ptb"),
-        pl.col("run").replace_strict({k: v[1] for k, v in THESIS_DP.items()}).alias("thesis_uas_ptb"),
-        pl.lit(LINEAR_EWT[0]).alias("linear_uas"), pl.lit(LINEAR_EWT[1]).alias("linear_las"),
+    table = (
+        df.group_by("run", maintain_order=True)
+        .agg(
+            pl.col("test_uas").mean().alias("uas_mean"),
+            pl.col("test_uas").std().alias("uas_sd"),
+            pl.col("test_las").mean().alias("las_mean"),
+            pl.col("test_las").std().alias("las_sd"),
+            pl.col("epoch").alias("epochs_chosen"),
+            pl.len().alias("seeds"),
+        )
+        .with_columns(
+            pl.col("run")
+            .replace_strict({k: v[0] for k, v in THESIS_DP.items()})
+            .alias("thesis_las_ptb"),
+            pl.col("run")
+            .replace_strict({k: v[1] for k, v in THESIS_DP.items()})
+            .alias("thesis_uas_ptb"),
+            pl.lit(LINEAR_EWT[0]).alias("linear_uas"),
+            pl.lit(LINEAR_EWT[1]).alias("linear_las"),
+        )
     )
     if out is not None:
         _atomic_write(out / "parsing_bilstm_table.csv", table.write_csv())
@@ -284,9 +362,16 @@ def _subset(tb: Any, idx: np.ndarray) -> Any:
     from dataclasses import replace
 
     pick = lambda v: None if v is None else [v[i] for i in idx]  # noqa: E731
-    return replace(tb, words=pick(tb.words), heads=pick(tb.heads), deprels=pick(tb.deprels),
-                   upos=pick(tb.upos), xpos=pick(tb.xpos), lemmas=pick(tb.lemmas),
-                   sent_ids=[tb.sent_ids[i] for i in idx] if tb.sent_ids else [])
+    return replace(
+        tb,
+        words=pick(tb.words),
+        heads=pick(tb.heads),
+        deprels=pick(tb.deprels),
+        upos=pick(tb.upos),
+        xpos=pick(tb.xpos),
+        lemmas=pick(tb.lemmas),
+        sent_ids=[tb.sent_ids[i] for i in idx] if tb.sent_ids else [],
+    )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -330,8 +415,9 @@ def _tagger_model(torch: Any, n_words: int, n_chars: int, n_tags: int, head: str
             ch = self.char(chars.view(b * t, c)).transpose(1, 2)
             ch = torch.relu(self.cnn(ch)).max(dim=2).values.view(b, t, 30)
             x = self.drop(torch.cat([self.word(words), self.case(case), ch], dim=-1))
-            packed = nn.utils.rnn.pack_padded_sequence(x, lengths.cpu(), batch_first=True,
-                                                       enforce_sorted=False)
+            packed = nn.utils.rnn.pack_padded_sequence(
+                x, lengths.cpu(), batch_first=True, enforce_sorted=False
+            )
             r, _ = self.lstm(packed)
             r, _ = nn.utils.rnn.pad_packed_sequence(r, batch_first=True, total_length=t)
             return self.out(self.drop(r))
@@ -379,8 +465,13 @@ def _tag_eval(torch: Any, model: Any, ds: Any, voc: tuple, id2tag: list[str], he
                 mask = torch.arange(u.shape[1]).unsqueeze(0) < lengths.unsqueeze(1)
                 paths = model.crf.decode(u, mask=mask)
             else:
-                tags = chain_decode(u.double(), model.transitions.double(), lengths=lengths,
-                                    start=model.start.double(), end=model.end.double())
+                tags = chain_decode(
+                    u.double(),
+                    model.transitions.double(),
+                    lengths=lengths,
+                    start=model.start.double(),
+                    end=model.end.double(),
+                )
                 paths = [tags[k, : int(lengths[k])].tolist() for k in range(len(idx))]
             pred += [[id2tag[x] for x in p] for p in paths]
     return float(entity_scores([ds.tags[i] for i in order], pred)["micro"]["f1"])
@@ -419,21 +510,33 @@ def ner_bilstm(scale: float = 1.0, seeds: int = 1, out: Path | None = None) -> p
                 model.train()
                 t0 = time.process_time()
                 for idx in _batches(sub_lens, BATCH, rng):
-                    words, case, chars, gold, lengths = _tagger_tensors(torch, train, sub[idx], wv, cv, tv)
+                    words, case, chars, gold, lengths = _tagger_tensors(
+                        torch, train, sub[idx], wv, cv, tv
+                    )
                     u = model(words, case, chars, lengths)
                     if head == "crf":
                         mask = torch.arange(u.shape[1]).unsqueeze(0) < lengths.unsqueeze(1)
                         loss = -model.crf(u, gold, mask=mask, reduction="mean")
                     else:
-                        loss = loss_fn(u.double(), model.transitions.double(), gold, lengths=lengths,
-                                       start=model.start.double(), end=model.end.double())
+                        loss = loss_fn(
+                            u.double(),
+                            model.transitions.double(),
+                            gold,
+                            lengths=lengths,
+                            start=model.start.double(),
+                            end=model.end.double(),
+                        )
                     opt.zero_grad()
                     loss.backward()
                     torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)
                     opt.step()
-                row = {"head": head, "seed": seed, "epoch": ep + 1,
-                       "dev_f1": _tag_eval(torch, model, dev, (wv, cv, tv), tags, head),
-                       "cpu_s": time.process_time() - t0}
+                row = {
+                    "head": head,
+                    "seed": seed,
+                    "epoch": ep + 1,
+                    "dev_f1": _tag_eval(torch, model, dev, (wv, cv, tv), tags, head),
+                    "cpu_s": time.process_time() - t0,
+                }
                 log.append(row)
                 print(row, flush=True)
                 if row["dev_f1"] > best["dev_f1"]:
@@ -448,10 +551,11 @@ def ner_bilstm(scale: float = 1.0, seeds: int = 1, out: Path | None = None) -> p
                 _atomic_write(out / "ner_bilstm_best.csv", pl.DataFrame(summary).write_csv())
     df = pl.DataFrame(summary)
     table = df.group_by("head", maintain_order=True).agg(
-        pl.col("test_f1").mean().alias("f1_mean"), pl.col("test_f1").std().alias("f1_sd"),
-        pl.col("epoch").alias("epochs_chosen"), pl.len().alias("seeds"),
+        pl.col("test_f1").mean().alias("f1_mean"),
+        pl.col("test_f1").std().alias("f1_sd"),
+        pl.col("epoch").alias("epochs_chosen"),
+        pl.len().alias("seeds"),
     )
     if out is not None:
         _atomic_write(out / "ner_bilstm_table.csv", table.write_csv())
     return table
-

@@ -30,7 +30,7 @@ they run under ``torch.compile`` and pass ``torch.library.opcheck``.
 from __future__ import annotations
 
 try:
-    import torch
+    import torch  # noqa: F401
 except ImportError as e:  # pragma: no cover - exercised only without torch
     raise ImportError(
         "bicrit.torch needs PyTorch: pip install 'bicrit[torch]' (or pip install torch)"

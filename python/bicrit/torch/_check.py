@@ -46,7 +46,9 @@ def same_device(name: str, t: Tensor, like: Tensor) -> None:
         raise InvalidInputError(f"{name} is on {t.device} but the scores are on {like.device}")
 
 
-def same_float(name: str, t: Tensor | None, like: Tensor, shape: tuple[int, ...] | None = None) -> None:
+def same_float(
+    name: str, t: Tensor | None, like: Tensor, shape: tuple[int, ...] | None = None
+) -> None:
     if t is None:
         return
     floating(name, t, (t.dim(),))
@@ -71,13 +73,17 @@ def lengths_of(lengths: Any, mask: Any, b: int, t: int, like: Tensor, what: str 
         lens = m.sum(1)
         prefix = torch.arange(t, device=m.device).unsqueeze(0) < lens.unsqueeze(1)
         if not bool((prefix == m).all()):
-            raise InvalidInputError("mask must be a prefix of True per row (padding at the end only)")
+            raise InvalidInputError(
+                "mask must be a prefix of True per row (padding at the end only)"
+            )
         lengths = lens
     if lengths is None:
         return torch.full((b,), t, dtype=torch.int64, device=like.device)
     lengths = integer("lengths", lengths, (b,), like).to(torch.int64)
     if b and (int(lengths.min()) < 1 or int(lengths.max()) > t):
-        raise InvalidInputError(f"lengths must be between 1 and {what} = {t}, got {lengths.tolist()}")
+        raise InvalidInputError(
+            f"lengths must be between 1 and {what} = {t}, got {lengths.tolist()}"
+        )
     return lengths
 
 
@@ -89,5 +95,7 @@ def reduce(loss: Tensor, how: str, tokens: Tensor | None) -> Tensor:
     if how == "mean":
         return loss.mean()
     if tokens is None:
-        raise InvalidParameterError("reduction='token_mean' needs per-token lengths (chains and trees)")
+        raise InvalidParameterError(
+            "reduction='token_mean' needs per-token lengths (chains and trees)"
+        )
     return loss.sum() / tokens.sum().clamp_min(1).to(loss.dtype)

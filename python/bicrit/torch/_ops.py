@@ -95,7 +95,9 @@ def chain_loss(
         arrays["start"] = _np(start)
     if end is not None:
         arrays["end"] = _np(end)
-    out = _native_loss("chain", arrays, {"tags": _np_int(gold)}, config, {"lengths": _np_int(lengths)})
+    out = _native_loss(
+        "chain", arrays, {"tags": _np_int(gold)}, config, {"lengths": _np_int(lengths)}
+    )
     return _outputs(out, ("tags",), unary)  # type: ignore[return-value]
 
 
@@ -134,10 +136,14 @@ def _chain_backward(ctx, g_loss, *_):
         flat = paths[:, :, :-1] * s + paths[:, :, 1:]  # [B, 3, T − 1]
         vals = wm[:, :, 1:]
         if len(tr_shape) == 2:
-            d_tr = torch.zeros(s2, dtype=dt, device=dev).index_add_(0, flat.reshape(-1), vals.reshape(-1))
+            d_tr = torch.zeros(s2, dtype=dt, device=dev).index_add_(
+                0, flat.reshape(-1), vals.reshape(-1)
+            )
         else:
-            base = (torch.arange(b, device=dev).view(b, 1, 1) * (t - 1)
-                    + torch.arange(t - 1, device=dev).view(1, 1, t - 1)) * s2
+            base = (
+                torch.arange(b, device=dev).view(b, 1, 1) * (t - 1)
+                + torch.arange(t - 1, device=dev).view(1, 1, t - 1)
+            ) * s2
             d_tr = torch.zeros(b * (t - 1) * s2, dtype=dt, device=dev).index_add_(
                 0, (base + flat).reshape(-1), vals.reshape(-1)
             )
@@ -146,8 +152,9 @@ def _chain_backward(ctx, g_loss, *_):
         d_tr = torch.zeros(tr_shape, dtype=dt, device=dev)
     d_start = d_end = None
     if has_start:
-        d_start = torch.zeros(s, dtype=dt, device=dev).index_add_(0, paths[:, :, 0].reshape(-1),
-                                                                  wts.reshape(-1))
+        d_start = torch.zeros(s, dtype=dt, device=dev).index_add_(
+            0, paths[:, :, 0].reshape(-1), wts.reshape(-1)
+        )
     if has_end:
         last = paths.gather(2, (lengths - 1).view(b, 1, 1).expand(b, 3, 1)).reshape(-1)
         d_end = torch.zeros(s, dtype=dt, device=dev).index_add_(0, last, wts.reshape(-1))
@@ -198,8 +205,9 @@ def _(arcs, labels, heads, rels, lengths, config):
 def _tree_setup(ctx, inputs, output):
     arcs, labels, heads, rels, lengths, _ = inputs
     _, a_heads, a_rels, weights, coef = output
-    ctx.save_for_backward(heads, rels if rels is not None else heads, lengths, a_heads, a_rels, weights,
-                          coef)
+    ctx.save_for_backward(
+        heads, rels if rels is not None else heads, lengths, a_heads, a_rels, weights, coef
+    )
     ctx.shapes = (arcs.shape, None if labels is None else labels.shape)
 
 
@@ -217,15 +225,18 @@ def _tree_backward(ctx, g_loss, *_):
     bi = torch.arange(b, device=dev).view(b, 1, 1)
     di = torch.arange(1, n1, device=dev).view(1, 1, n)
     cell = (bi * n1 + hs) * n1 + di  # flat index of arc h → d
-    d_arcs = torch.zeros(b * n1 * n1, dtype=dt, device=dev).index_add_(0, cell.reshape(-1),
-                                                                        wm.reshape(-1))
+    d_arcs = torch.zeros(b * n1 * n1, dtype=dt, device=dev).index_add_(
+        0, cell.reshape(-1), wm.reshape(-1)
+    )
     d_labels = None
     if lab_shape is not None:
         r = lab_shape[3]
         rs = torch.cat([a_rels, rels.to(torch.int64).unsqueeze(1)], dim=1) * mask.unsqueeze(1)
-        d_labels = torch.zeros(b * n1 * n1 * r, dtype=dt, device=dev).index_add_(
-            0, (cell * r + rs).reshape(-1), wm.reshape(-1)
-        ).view(lab_shape)
+        d_labels = (
+            torch.zeros(b * n1 * n1 * r, dtype=dt, device=dev)
+            .index_add_(0, (cell * r + rs).reshape(-1), wm.reshape(-1))
+            .view(lab_shape)
+        )
     return d_arcs.view(arc_shape), d_labels, None, None, None, None
 
 
@@ -244,8 +255,13 @@ def multilabel_loss(
     arrays = {"unary": _np(unary)}
     if pairwise is not None:
         arrays["pairwise"] = _np(pairwise)
-    out = _native_loss("multilabel", arrays, {"labels": _np_int(gold)}, config,
-                       {"edges": _np_int(edges).reshape(-1, 2)})
+    out = _native_loss(
+        "multilabel",
+        arrays,
+        {"labels": _np_int(gold)},
+        config,
+        {"edges": _np_int(edges).reshape(-1, 2)},
+    )
     return _outputs(out, ("nodes", "edges"), unary)  # type: ignore[return-value]
 
 
@@ -263,7 +279,7 @@ def _(unary, pairwise, gold, edges, config):
 
 
 def _ml_setup(ctx, inputs, output):
-    unary, pairwise, gold, edges, _ = inputs
+    _, pairwise, gold, edges, _ = inputs
     _, nodes, emarg, weights, coef = output
     ctx.save_for_backward(gold, edges, nodes, emarg, weights, coef)
     ctx.pair_shape = None if pairwise is None else pairwise.shape
@@ -296,7 +312,9 @@ torch.library.register_autograd("bicrit::multilabel_loss", _ml_backward, setup_c
 
 
 @torch.library.custom_op("bicrit::multiclass_loss", mutates_args=())
-def multiclass_loss(scores: Tensor, gold: Tensor, config: str) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+def multiclass_loss(
+    scores: Tensor, gold: Tensor, config: str
+) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     """(loss [B], answer classes [B, 2], weights [B, 2], ∂ψ/∂m [B])."""
     out = _native_loss("multiclass", {"scores": _np(scores)}, {"labels": _np_int(gold)}, config, {})
     return _outputs(out, ("labels",), scores)  # type: ignore[return-value]
@@ -305,8 +323,12 @@ def multiclass_loss(scores: Tensor, gold: Tensor, config: str) -> tuple[Tensor, 
 @multiclass_loss.register_fake
 def _(scores, gold, config):
     b = scores.shape[0]
-    return (scores.new_empty((b,)), scores.new_empty((b, 2), dtype=torch.int64),
-            scores.new_empty((b, 2)), scores.new_empty((b,)))
+    return (
+        scores.new_empty((b,)),
+        scores.new_empty((b, 2), dtype=torch.int64),
+        scores.new_empty((b, 2)),
+        scores.new_empty((b,)),
+    )
 
 
 def _mc_setup(ctx, inputs, output):

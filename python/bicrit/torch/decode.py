@@ -39,9 +39,15 @@ def _chain_arrays(unary, transitions, start, end):
 
 
 @torch.no_grad()
-def chain_decode(unary: Tensor, transitions: Tensor, *, lengths: Tensor | None = None,
-                 mask: Tensor | None = None, start: Tensor | None = None,
-                 end: Tensor | None = None) -> Tensor:
+def chain_decode(
+    unary: Tensor,
+    transitions: Tensor,
+    *,
+    lengths: Tensor | None = None,
+    mask: Tensor | None = None,
+    start: Tensor | None = None,
+    end: Tensor | None = None,
+) -> Tensor:
     """Viterbi: the best tags [B, T] (−1 past each length)."""
     arrays = _chain_arrays(unary, transitions, start, end)
     b, t, _ = unary.shape
@@ -51,9 +57,16 @@ def chain_decode(unary: Tensor, transitions: Tensor, *, lengths: Tensor | None =
 
 
 @torch.no_grad()
-def chain_kbest(unary: Tensor, transitions: Tensor, k: int, *, lengths: Tensor | None = None,
-                mask: Tensor | None = None, start: Tensor | None = None,
-                end: Tensor | None = None) -> tuple[Tensor, Tensor]:
+def chain_kbest(
+    unary: Tensor,
+    transitions: Tensor,
+    k: int,
+    *,
+    lengths: Tensor | None = None,
+    mask: Tensor | None = None,
+    start: Tensor | None = None,
+    end: Tensor | None = None,
+) -> tuple[Tensor, Tensor]:
     """The ``k`` best tag sequences [B, k, T], best first, and their scores [B, k] (−inf where a
     sequence has fewer than k labels)."""
     if int(k) < 1:
@@ -67,9 +80,15 @@ def chain_kbest(unary: Tensor, transitions: Tensor, k: int, *, lengths: Tensor |
 
 
 @torch.no_grad()
-def tree_decode(arcs: Tensor, *, lengths: Tensor | None = None, mask: Tensor | None = None,
-                labels: Tensor | None = None, projective: bool = False,
-                multi_root: bool = False) -> Tensor | tuple[Tensor, Tensor]:
+def tree_decode(
+    arcs: Tensor,
+    *,
+    lengths: Tensor | None = None,
+    mask: Tensor | None = None,
+    labels: Tensor | None = None,
+    projective: bool = False,
+    multi_root: bool = False,
+) -> Tensor | tuple[Tensor, Tensor]:
     """The best tree of every sentence: heads [B, n] (Chu–Liu–Edmonds, or Eisner when
     ``projective``), and relations [B, n] when relation scores ``labels`` are given."""
     _check.floating("arcs", arcs, (3,))
@@ -80,8 +99,11 @@ def tree_decode(arcs: Tensor, *, lengths: Tensor | None = None, mask: Tensor | N
         _check.same_float("labels", labels, arcs, (b, n1, n1, labels.shape[3]))
         arrays["labels"] = _np(labels)
     lens = _np_int(_check.lengths_of(lengths, mask, b, n1 - 1, arcs, what="n"))
-    out = _native.scores_decode("tree", arrays, {"lengths": lens, "projective": bool(projective),
-                                                 "multi_root": bool(multi_root)})
+    out = _native.scores_decode(
+        "tree",
+        arrays,
+        {"lengths": lens, "projective": bool(projective), "multi_root": bool(multi_root)},
+    )
     heads = torch.from_numpy(_pad(out["heads"][:, 0], lens, n1 - 1)).to(arcs.device)
     if labels is None:
         return heads
@@ -89,9 +111,13 @@ def tree_decode(arcs: Tensor, *, lengths: Tensor | None = None, mask: Tensor | N
 
 
 @torch.no_grad()
-def multilabel_decode(unary: Tensor, *, pairwise: Tensor | None = None,
-                      edges: Sequence[Sequence[int]] | Any = None,
-                      inference: str = "auto") -> Tensor:
+def multilabel_decode(
+    unary: Tensor,
+    *,
+    pairwise: Tensor | None = None,
+    edges: Sequence[Sequence[int]] | Any = None,
+    inference: str = "auto",
+) -> Tensor:
     """The best labeling [B, L] (0/1) of a pairwise MRF (enumeration, or QPBO with rounding)."""
     _check.floating("unary", unary, (2,))
     arrays = {"unary": _np(unary)}

@@ -12,8 +12,13 @@ from bicrit.errors import InvalidInputError
 from bicrit.torch import _check, _ops
 
 
-def _config(surrogate: Any, search: str, surrogate_params: Mapping[str, float] | None,
-            search_options: Mapping[str, Any] | None, **options: Any) -> str:
+def _config(
+    surrogate: Any,
+    search: str,
+    surrogate_params: Mapping[str, float] | None,
+    search_options: Mapping[str, Any] | None,
+    **options: Any,
+) -> str:
     return _ops.config_string(
         surrogate,
         search,
@@ -57,9 +62,16 @@ def chain_loss(
     _check.same_float("end", end, unary, (s,))
     lens = _check.lengths_of(lengths, mask, b, t, unary)
     gold = _check.integer("gold", gold, (b, t), unary)
-    cfg = _config(surrogate, search, surrogate_params, search_options, task_loss=task_loss,
-                  tag_names=list(tag_names) if tag_names is not None else None,
-                  scheme=scheme, outside=list(outside) if outside is not None else None)
+    cfg = _config(
+        surrogate,
+        search,
+        surrogate_params,
+        search_options,
+        task_loss=task_loss,
+        tag_names=list(tag_names) if tag_names is not None else None,
+        scheme=scheme,
+        outside=list(outside) if outside is not None else None,
+    )
     loss = torch.ops.bicrit.chain_loss(unary, transitions, start, end, gold, lens, cfg)[0]
     return _check.reduce(loss, reduction, lens)
 
@@ -91,7 +103,9 @@ def tree_loss(
     _check.floating("arcs", arcs, (3,))
     b, n1, n2 = arcs.shape
     if n1 != n2 or n1 < 2:
-        raise InvalidInputError(f"arcs must have shape [B, n + 1, n + 1] with n ≥ 1, got {list(arcs.shape)}")
+        raise InvalidInputError(
+            f"arcs must have shape [B, n + 1, n + 1] with n ≥ 1, got {list(arcs.shape)}"
+        )
     n = n1 - 1
     if labels is not None:
         _check.floating("labels", labels, (4,))
@@ -103,8 +117,15 @@ def tree_loss(
         raise InvalidInputError("rels given without relation scores (labels)")
     lens = _check.lengths_of(lengths, mask, b, n, arcs, what="n")
     heads = _check.integer("heads", heads, (b, n), arcs)
-    cfg = _config(surrogate, search, surrogate_params, search_options, projective=bool(projective),
-                  multi_root=bool(multi_root), label_weight=float(label_weight))
+    cfg = _config(
+        surrogate,
+        search,
+        surrogate_params,
+        search_options,
+        projective=bool(projective),
+        multi_root=bool(multi_root),
+        label_weight=float(label_weight),
+    )
     loss = torch.ops.bicrit.tree_loss(arcs, labels, heads, rels, lens, cfg)[0]
     return _check.reduce(loss, reduction, lens)
 
@@ -145,8 +166,9 @@ def multilabel_loss(
     elif e.shape[0]:
         raise InvalidInputError("edges given without pairwise scores")
     gold = _check.integer("gold", gold, (b, n_labels), unary)
-    cfg = _config(surrogate, search, surrogate_params, search_options, inference=inference,
-                  solver=solver)
+    cfg = _config(
+        surrogate, search, surrogate_params, search_options, inference=inference, solver=solver
+    )
     loss = torch.ops.bicrit.multilabel_loss(unary, pairwise, gold, e, cfg)[0]
     return _check.reduce(loss, reduction, None)
 
@@ -171,9 +193,15 @@ def multiclass_loss(
 
 
 class _Loss(nn.Module):
-    def __init__(self, surrogate: Any = "margin", reduction: str = "mean", search: str = "auto",
-                 surrogate_params: Mapping[str, float] | None = None,
-                 search_options: Mapping[str, Any] | None = None, **options: Any) -> None:
+    def __init__(
+        self,
+        surrogate: Any = "margin",
+        reduction: str = "mean",
+        search: str = "auto",
+        surrogate_params: Mapping[str, float] | None = None,
+        search_options: Mapping[str, Any] | None = None,
+        **options: Any,
+    ) -> None:
         super().__init__()
         _check.reduction(reduction)
         self.surrogate = surrogate
@@ -184,9 +212,14 @@ class _Loss(nn.Module):
         self.options = options
 
     def _kw(self) -> dict[str, Any]:
-        return {"surrogate": self.surrogate, "reduction": self.reduction, "search": self.search,
-                "surrogate_params": self.surrogate_params, "search_options": self.search_options,
-                **self.options}
+        return {
+            "surrogate": self.surrogate,
+            "reduction": self.reduction,
+            "search": self.search,
+            "surrogate_params": self.surrogate_params,
+            "search_options": self.search_options,
+            **self.options,
+        }
 
     def extra_repr(self) -> str:
         name = self.surrogate if isinstance(self.surrogate, str) else type(self.surrogate).__name__
@@ -198,11 +231,19 @@ class ChainLoss(_Loss):
     lengths=None, mask=None, start=None, end=None)``. Options: ``task_loss``, ``tag_names``,
     ``scheme``, ``outside``."""
 
-    def forward(self, unary: Tensor, transitions: Tensor, gold: Tensor, lengths: Tensor | None = None,
-                mask: Tensor | None = None, start: Tensor | None = None,
-                end: Tensor | None = None) -> Tensor:
-        return chain_loss(unary, transitions, gold, lengths=lengths, mask=mask, start=start, end=end,
-                          **self._kw())
+    def forward(
+        self,
+        unary: Tensor,
+        transitions: Tensor,
+        gold: Tensor,
+        lengths: Tensor | None = None,
+        mask: Tensor | None = None,
+        start: Tensor | None = None,
+        end: Tensor | None = None,
+    ) -> Tensor:
+        return chain_loss(
+            unary, transitions, gold, lengths=lengths, mask=mask, start=start, end=end, **self._kw()
+        )
 
 
 class TreeLoss(_Loss):
@@ -210,11 +251,18 @@ class TreeLoss(_Loss):
     mask=None, labels=None, rels=None)``. Options: ``projective``, ``multi_root``,
     ``label_weight``."""
 
-    def forward(self, arcs: Tensor, heads: Tensor, lengths: Tensor | None = None,
-                mask: Tensor | None = None, labels: Tensor | None = None,
-                rels: Tensor | None = None) -> Tensor:
-        return tree_loss(arcs, heads, lengths=lengths, mask=mask, labels=labels, rels=rels,
-                         **self._kw())
+    def forward(
+        self,
+        arcs: Tensor,
+        heads: Tensor,
+        lengths: Tensor | None = None,
+        mask: Tensor | None = None,
+        labels: Tensor | None = None,
+        rels: Tensor | None = None,
+    ) -> Tensor:
+        return tree_loss(
+            arcs, heads, lengths=lengths, mask=mask, labels=labels, rels=rels, **self._kw()
+        )
 
 
 class MultiLabelLoss(_Loss):
