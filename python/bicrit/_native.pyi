@@ -347,3 +347,17 @@ def learner_parameters(learner: str) -> list[tuple[str, Any, str]]: ...
 def check_learner(
     learner: str, surrogate: Any, search: Any, capabilities: dict[str, bool] | None = None
 ) -> None: ...
+
+# score-level structures (bicrit.scores, bicrit.torch)
+def scores_loss(
+    kind: str,
+    arrays: dict[str, Any],
+    gold: dict[str, Any],
+    options: dict[str, Any],
+    surrogate: Any,
+    search: SearchSpec | None = None,
+    prefer_frontier: bool = True,
+) -> dict[str, Any]: ...
+def scores_decode(
+    kind: str, arrays: dict[str, Any], options: dict[str, Any], k: int | None = None
+) -> dict[str, Any]: ...

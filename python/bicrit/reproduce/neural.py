@@ -30,6 +30,7 @@ the training set and the epochs; CPU only, keep ``nice -n 10``.
 from __future__ import annotations
 
 import copy
+import importlib.util
 import os
 import time
 from collections import Counter
@@ -77,7 +78,9 @@ def _torch() -> Any:
         import torch
     except ImportError as e:  # pragma: no cover
         raise BicritError("the neural experiments need PyTorch: pip install 'bicrit[torch]'") from e
-    torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
+    # one intra-op thread: on a shared 2-core machine OpenMP barriers of 2 threads cost more
+    # than they save on these small models (bicrit's native batch has its own rayon pool)
+    torch.set_num_threads(int(os.environ.get("BICRIT_TORCH_THREADS", "1")))
     return torch
 
 
@@ -498,6 +501,11 @@ def ner_bilstm(scale: float = 1.0, seeds: int = 1, out: Path | None = None) -> p
     for seed in range(seeds):
         sub = np.random.default_rng(seed).permutation(len(train))[:n_train]
         for head in ("margin", "slack", "probloss", "crf"):
+            if head == "crf" and importlib.util.find_spec("torchcrf") is None:
+                print(
+                    "pytorch-crf is not installed (pip install 'bicrit[torch-peers]'): no CRF row"
+                )
+                continue
             torch.manual_seed(seed)
             model = _tagger_model(torch, len(wv), len(cv), len(tags), head)
             opt = torch.optim.Adam(model.parameters(), lr=1e-3)
