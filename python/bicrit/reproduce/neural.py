@@ -342,7 +342,7 @@ def parsing_bilstm(scale: float = 1.0, seeds: int = 3, out: Path | None = None) 
             pl.col("test_uas").std().alias("uas_sd"),
             pl.col("test_las").mean().alias("las_mean"),
             pl.col("test_las").std().alias("las_sd"),
-            pl.col("epoch").alias("epochs_chosen"),
+            pl.col("epoch").cast(pl.String).str.join(",").alias("epochs_chosen"),
             pl.len().alias("seeds"),
         )
         .with_columns(
@@ -561,7 +561,7 @@ def ner_bilstm(scale: float = 1.0, seeds: int = 1, out: Path | None = None) -> p
     table = df.group_by("head", maintain_order=True).agg(
         pl.col("test_f1").mean().alias("f1_mean"),
         pl.col("test_f1").std().alias("f1_sd"),
-        pl.col("epoch").alias("epochs_chosen"),
+        pl.col("epoch").cast(pl.String).str.join(",").alias("epochs_chosen"),
         pl.len().alias("seeds"),
     )
     if out is not None:
