@@ -26,9 +26,12 @@ head with a wrong relation); multilabel Hamming; multiclass 0-1; hierarchy its s
 Which value the loss is (``search``):
 
 * ``"auto"`` (default): the exact maximum of ψ over the integral labels — one loss-augmented call
-  for margin rescaling; otherwise the frontier search (chains with the Hamming loss, multiclass:
-  one call), else the convex hull search with ban lists (exact integral). Relaxed multi-label
-  inference (L > 16) has no ban list: there it is the maximum over the local polytope's hull.
+  for margin rescaling; otherwise the convex hull search with ban lists (exact integral; about
+  2-3 oracle calls on chains), or the one-call frontier search on multiclass. On chains with the
+  Hamming loss ``search="frontier"`` gives the same value in one frontier DP, O(T²S²) instead of
+  the Viterbi's O(T·S²): faster only for very short sequences (``benches/torch``). Relaxed
+  multi-label inference (L > 16) has no ban list: there it is the maximum over the local
+  polytope's hull.
 * ``"convex-hull"``: the maximum over the convex hull of the labels' (h, g) points (an upper bound
   of the integral maximum; the answer may be a fractional point on a hull edge, two labels with
   weights).
@@ -104,6 +107,12 @@ class LossResult:
     method: str
     calls: np.ndarray
     upper_bound: np.ndarray = field(repr=False)
+
+
+def prefer_frontier(kind: str) -> bool:
+    """Whether ``search="auto"`` picks the frontier search where it is exact: on multiclass (one
+    pass over K classes), not on chains (one O(T²S²) DP against 2-3 O(T·S²) Viterbi calls)."""
+    return kind != "chain"
 
 
 @lru_cache(maxsize=64)
@@ -244,7 +253,13 @@ def loss(
         options["task_loss"] = task_loss
     opts = _options(kind, options)
     out = _native.scores_loss(
-        kind, arrays, _gold(kind, gold), opts, _surrogate(surrogate), _spec(search, search_options)
+        kind,
+        arrays,
+        _gold(kind, gold),
+        opts,
+        _surrogate(surrogate),
+        _spec(search, search_options),
+        prefer_frontier(kind),
     )
     return _result(kind, arrays, opts, out)
 

@@ -456,3 +456,25 @@ def test_multilabel_and_multiclass_decoders_match_brute_force():
         assert best["scores"][i] == pytest.approx(max(vals.values()))
     s = rng.normal(size=(4, 5))
     np.testing.assert_array_equal(scores.decode("multiclass", s)["labels"], s.argmax(1))
+
+
+def test_auto_picks_the_documented_exact_method():
+    rng = np.random.default_rng(29)
+    arrays, gold, lengths = _chain_case(rng)
+    kw = {"lengths": lengths}
+    assert scores.loss("chain", arrays, gold, surrogate="margin", **kw).method == "loss-augmented"
+    assert scores.loss("chain", arrays, gold, surrogate="slack", **kw).method == "convex-hull-ban"
+    assert (
+        scores.loss("chain", arrays, gold, surrogate="slack", search="frontier", **kw).method
+        == "frontier"
+    )
+    s = rng.normal(size=(3, 4))
+    assert scores.loss("multiclass", s, np.array([0, 1, 2]), surrogate="slack").method == "frontier"
+    r = scores.loss(
+        "multilabel",
+        {"unary": rng.normal(size=(2, 3))},
+        np.array([[1, 0, 1]] * 2),
+        surrogate="slack",
+        inference="relaxed",
+    )
+    assert r.method == "convex-hull"

@@ -60,8 +60,9 @@ def _np_int(t: Tensor) -> np.ndarray:
 def _native_loss(kind: str, arrays: dict, gold: dict, config: str, extra: dict) -> dict:
     psi, spec, opts = _config(config)
     options = {**opts, **extra}
-    prefer = options.pop("prefer_frontier", True)
-    return _native.scores_loss(kind, arrays, gold, options, psi, spec, prefer)
+    from bicrit.scores import prefer_frontier
+
+    return _native.scores_loss(kind, arrays, gold, options, psi, spec, prefer_frontier(kind))
 
 
 def _outputs(out: dict, label_keys: tuple[str, ...], like: Tensor) -> tuple[Tensor, ...]:
