@@ -209,6 +209,8 @@ def _options(kind: str, options: dict[str, Any]) -> dict[str, Any]:
     out = {k: v for k, v in options.items() if v is not None}
     if "lengths" in out:
         out["lengths"] = _int_array("lengths", out["lengths"])
+    if kind == "multilabel" and "edges" not in out:
+        out["edges"] = np.zeros((0, 2), dtype=np.int64)
     if "edges" in out:
         e = _int_array("edges", out["edges"])
         out["edges"] = e.reshape(0, 2) if e.size == 0 else e
