@@ -24,8 +24,10 @@ def main() -> None:
     p.add_argument("--scale", type=float, default=1.0, help="fraction of train and epochs")
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--out", type=Path, default=None, help="folder for the CSV logs")
+    p.add_argument("--epochs", type=int, default=None, help="epochs (default: 6 × scale, ≥ 2)")
+    p.add_argument("--first-seed", type=int, default=0)
     a = p.parse_args()
-    print(parsing_bilstm(scale=a.scale, seeds=a.seeds, out=a.out))
+    print(parsing_bilstm(a.scale, a.seeds, a.out, epochs=a.epochs, first_seed=a.first_seed))
 
 
 if __name__ == "__main__":

@@ -277,8 +277,19 @@ def _train_parser(
     return best, snapshots
 
 
-def parsing_bilstm(scale: float = 1.0, seeds: int = 3, out: Path | None = None) -> pl.DataFrame:
-    """EWT: BiLSTM arc scorer (Kiperwasser & Goldberg style), margin vs ProbLoss, UAS/LAS."""
+def parsing_bilstm(
+    scale: float = 1.0,
+    seeds: int = 3,
+    out: Path | None = None,
+    *,
+    epochs: int | None = None,
+    first_seed: int = 0,
+) -> pl.DataFrame:
+    """EWT: BiLSTM arc scorer (Kiperwasser & Goldberg style), margin vs ProbLoss, UAS/LAS.
+
+    ``epochs`` overrides the scaled default (ProbLoss starts from the margin run's epoch
+    ``epochs // 2``); seeds are ``first_seed … first_seed + seeds − 1`` (one process per seed
+    runs them in parallel; their CSV files are named by seed)."""
     torch = _torch()
     from bicrit.datasets.conllu import read_conllu
 
@@ -287,15 +298,17 @@ def parsing_bilstm(scale: float = 1.0, seeds: int = 3, out: Path | None = None) 
     dev = read_conllu(root / "en_ewt-ud-dev.conllu")
     test = read_conllu(root / "en_ewt-ud-test.conllu")
     n_train = max(50, int(len(train) * scale))
-    epochs = max(2, round(PARSER_EPOCHS * min(1.0, 2 * scale)))
-    warm = epochs // 2
+    if epochs is None:
+        epochs = max(2, round(PARSER_EPOCHS * min(1.0, 2 * scale)))
+    warm = max(1, epochs // 2)
     wv, counts = _vocab([[w.lower() for w in s] for s in train.words])
     pv, _ = _vocab(train.upos)
     rels = sorted({r.split(":")[0] for s in train.deprels for r in s})
     rv = {r: k for k, r in enumerate(rels)}
     log: list[dict] = []
     summary = []
-    for seed in range(seeds):
+    tag = "" if first_seed == 0 and seeds > 1 else f"_seed{first_seed}"
+    for seed in range(first_seed, first_seed + seeds):
         sub = np.random.default_rng(seed).permutation(len(train))[:n_train]
         tr = _subset(train, sub)
         b_m, snaps = _train_parser(
@@ -332,8 +345,8 @@ def parsing_bilstm(scale: float = 1.0, seeds: int = 3, out: Path | None = None) 
         )
         summary += [{**b_m, "run": "margin"}, {**b_p, "run": "probloss"}]
         if out is not None:
-            _atomic_write(out / "parsing_bilstm_log.csv", pl.DataFrame(log).write_csv())
-            _atomic_write(out / "parsing_bilstm_best.csv", pl.DataFrame(summary).write_csv())
+            _atomic_write(out / f"parsing_bilstm_log{tag}.csv", pl.DataFrame(log).write_csv())
+            _atomic_write(out / f"parsing_bilstm_best{tag}.csv", pl.DataFrame(summary).write_csv())
     df = pl.DataFrame(summary)
     table = (
         df.group_by("run", maintain_order=True)
@@ -357,7 +370,7 @@ def parsing_bilstm(scale: float = 1.0, seeds: int = 3, out: Path | None = None) 
         )
     )
     if out is not None:
-        _atomic_write(out / "parsing_bilstm_table.csv", table.write_csv())
+        _atomic_write(out / f"parsing_bilstm_table{tag}.csv", table.write_csv())
     return table
 
 
@@ -480,8 +493,18 @@ def _tag_eval(torch: Any, model: Any, ds: Any, voc: tuple, id2tag: list[str], he
     return float(entity_scores([ds.tags[i] for i in order], pred)["micro"]["f1"])
 
 
-def ner_bilstm(scale: float = 1.0, seeds: int = 1, out: Path | None = None) -> pl.DataFrame:
-    """CoNLL-2002 esp: BiLSTM tagger, margin / slack / ProbLoss vs pytorch-crf's CRF, entity F1."""
+def ner_bilstm(
+    scale: float = 1.0,
+    seeds: int = 1,
+    out: Path | None = None,
+    *,
+    epochs: int | None = None,
+    heads: tuple[str, ...] = ("margin", "slack", "probloss", "crf"),
+) -> pl.DataFrame:
+    """CoNLL-2002 esp: BiLSTM tagger, margin / slack / ProbLoss vs pytorch-crf's CRF, entity F1.
+
+    ``epochs`` overrides the scaled default; ``heads`` picks the structured heads (one process
+    per head runs them in parallel; their CSV files are named by head)."""
     torch = _torch()
     from bicrit.datasets.conll import read_conll
     from bicrit.torch import ChainLoss
@@ -495,12 +518,14 @@ def ner_bilstm(scale: float = 1.0, seeds: int = 1, out: Path | None = None) -> p
     wv, _ = _vocab([[w.lower() for w in s] for s in train.tokens], min_count=2)
     cv, _ = _vocab([list(w) for s in train.tokens for w in s])
     n_train = max(100, int(len(train) * scale))
-    epochs = max(2, round(TAGGER_EPOCHS * min(1.0, 2 * scale)))
+    if epochs is None:
+        epochs = max(2, round(TAGGER_EPOCHS * min(1.0, 2 * scale)))
+    tag = "" if len(heads) == 4 else "_" + "-".join(heads)
     log: list[dict] = []
     summary = []
     for seed in range(seeds):
         sub = np.random.default_rng(seed).permutation(len(train))[:n_train]
-        for head in ("margin", "slack", "probloss", "crf"):
+        for head in heads:
             if head == "crf" and importlib.util.find_spec("torchcrf") is None:
                 print(
                     "pytorch-crf is not installed (pip install 'bicrit[torch-peers]'): no CRF row"
@@ -555,8 +580,8 @@ def ner_bilstm(scale: float = 1.0, seeds: int = 1, out: Path | None = None) -> p
                 best["test_f1"] = _tag_eval(torch, model, test, (wv, cv, tv), tags, head)
             summary.append(best)
             if out is not None:
-                _atomic_write(out / "ner_bilstm_log.csv", pl.DataFrame(log).write_csv())
-                _atomic_write(out / "ner_bilstm_best.csv", pl.DataFrame(summary).write_csv())
+                _atomic_write(out / f"ner_bilstm_log{tag}.csv", pl.DataFrame(log).write_csv())
+                _atomic_write(out / f"ner_bilstm_best{tag}.csv", pl.DataFrame(summary).write_csv())
     df = pl.DataFrame(summary)
     table = df.group_by("head", maintain_order=True).agg(
         pl.col("test_f1").mean().alias("f1_mean"),
@@ -565,5 +590,5 @@ def ner_bilstm(scale: float = 1.0, seeds: int = 1, out: Path | None = None) -> p
         pl.len().alias("seeds"),
     )
     if out is not None:
-        _atomic_write(out / "ner_bilstm_table.csv", table.write_csv())
+        _atomic_write(out / f"ner_bilstm_table{tag}.csv", table.write_csv())
     return table
