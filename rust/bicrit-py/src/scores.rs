@@ -13,7 +13,9 @@ use bicrit_structures::scores::hierarchy::ScoreHierarchy;
 use bicrit_structures::scores::multiclass::ScoreMulticlass;
 use bicrit_structures::scores::multilabel::ScoreMultilabel;
 use bicrit_structures::scores::tree::ScoreTree;
-use bicrit_structures::scores::{decode_batch, kbest_batch, loss_batch, InstanceLoss, Method, ScoreStructure};
+use bicrit_structures::scores::{
+    decode_batch, kbest_batch, loss_batch, InstanceLoss, Method, ScoreStructure,
+};
 use bicrit_structures::DepLabel;
 use numpy::{IntoPyArray, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn, PyUntypedArrayMethods};
 use pyo3::prelude::*;
@@ -35,9 +37,9 @@ fn get_f64(d: &Bound<'_, PyDict>, key: &str) -> PyResult<Option<Arr>> {
     if v.is_none() {
         return Ok(None);
     }
-    let a: PyReadonlyArrayDyn<'_, f64> = v.extract().map_err(|_| {
-        to_py(d.py(), Error::input(format!("'{key}' must be a float64 numpy array")))
-    })?;
+    let a: PyReadonlyArrayDyn<'_, f64> = v
+        .extract()
+        .map_err(|_| to_py(d.py(), Error::input(format!("'{key}' must be a float64 numpy array"))))?;
     let shape = a.shape().to_vec();
     let data = match a.as_slice() {
         Ok(s) => s.to_vec(),
@@ -92,7 +94,9 @@ fn lengths_of(d: &Bound<'_, PyDict>, batch: usize, t_max: usize) -> PyResult<Vec
                     if l < 1 || l as usize > t_max {
                         Err(to_py(
                             d.py(),
-                            Error::input(format!("lengths[{b}] = {l} must be between 1 and the padded length {t_max}")),
+                            Error::input(format!(
+                                "lengths[{b}] = {l} must be between 1 and the padded length {t_max}"
+                            )),
                         ))
                     } else {
                         Ok(l as usize)
@@ -152,12 +156,14 @@ fn build(
                     if n.len() != s {
                         return Err(e(Error::param(format!("{} tag names for S = {s} tags", n.len()))));
                     }
-                    let scheme = TagScheme::from_name(&opt::<String>(o, "scheme", "iob2".into())?).map_err(e)?;
+                    let scheme =
+                        TagScheme::from_name(&opt::<String>(o, "scheme", "iob2".into())?).map_err(e)?;
                     Tags::from_names(&n, scheme).map_err(e)?
                 }
                 None => Tags::from_outside(s, &opt::<Vec<usize>>(o, "outside", Vec::new())?).map_err(e)?,
             };
-            let st = ScoreChain::new(tags, t, lengths, per_step, start.is_some(), end.is_some(), loss).map_err(e)?;
+            let st = ScoreChain::new(tags, t, lengths, per_step, start.is_some(), end.is_some(), loss)
+                .map_err(e)?;
             let mut w = u.data;
             w.extend_from_slice(&tr.data);
             for x in [start, end].into_iter().flatten() {
@@ -167,7 +173,9 @@ fn build(
         }
         "tree" => {
             let arcs = need_f64(a, "arcs")?;
-            let [b, n1, n2] = arcs.shape[..] else { return Err(e(shape_err("arcs", "[B, N + 1, N + 1]", &arcs.shape))) };
+            let [b, n1, n2] = arcs.shape[..] else {
+                return Err(e(shape_err("arcs", "[B, N + 1, N + 1]", &arcs.shape)));
+            };
             if n1 != n2 || n1 < 2 {
                 return Err(e(shape_err("arcs", "[B, N + 1, N + 1] with N ≥ 1", &arcs.shape)));
             }
@@ -212,13 +220,21 @@ fn build(
                 Some(p) => match p.shape[..] {
                     [x, 2, 2] if x == ne => (false, p.data.clone()),
                     [bb, x, 2, 2] if bb == b && x == ne => (true, p.data.clone()),
-                    _ => return Err(e(shape_err("pairwise", &format!("[{ne}, 2, 2] or [{b}, {ne}, 2, 2]"), &p.shape))),
+                    _ => {
+                        return Err(e(shape_err(
+                            "pairwise",
+                            &format!("[{ne}, 2, 2] or [{b}, {ne}, 2, 2]"),
+                            &p.shape,
+                        )))
+                    }
                 },
             };
             let solver = match opt::<String>(o, "solver", "qpbo".into())?.as_str() {
                 "qpbo" => RelaxedSolver::Qpbo,
                 "lp" => RelaxedSolver::Lp,
-                other => return Err(e(Error::param(format!("solver must be 'qpbo' or 'lp', got {other:?}")))),
+                other => {
+                    return Err(e(Error::param(format!("solver must be 'qpbo' or 'lp', got {other:?}"))))
+                }
             };
             let inference =
                 Inference::parse(&opt::<String>(o, "inference", "auto".into())?, l, solver).map_err(e)?;
@@ -237,7 +253,9 @@ fn build(
             let [b, m] = s.shape[..] else { return Err(e(shape_err("scores", "[B, M]", &s.shape))) };
             let st = o.get_item("structure")?.ok_or_else(|| e(Error::param("missing option 'structure'")))?;
             let st = st.cast::<NativeStructure>().map_err(|_| {
-                e(Error::param("option 'structure' must be a hierarchy structure (bicrit.structure('hierarchy', ...))"))
+                e(Error::param(
+                    "option 'structure' must be a hierarchy structure (bicrit.structure('hierarchy', ...))",
+                ))
             })?;
             let h = match &*st.get().inner {
                 AnyStructure::Hierarchy(h) => (**h).clone(),
@@ -245,7 +263,10 @@ fn build(
                 _ => return Err(e(Error::param("option 'structure' must be a hierarchy structure"))),
             };
             if h.n_nodes() != m {
-                return Err(e(Error::input(format!("scores have {m} columns but the hierarchy has {} nodes", h.n_nodes()))));
+                return Err(e(Error::input(format!(
+                    "scores have {m} columns but the hierarchy has {} nodes",
+                    h.n_nodes()
+                ))));
             }
             Ok((Built::Hierarchy(Box::new(ScoreHierarchy::new(b, h))), s.data))
         }
@@ -259,22 +280,34 @@ fn build(
 trait Kind: ScoreStructure {
     fn gold(&self, py: Python<'_>, g: &Bound<'_, PyDict>) -> PyResult<Vec<Self::Label>>;
     /// Packs `labels[b][j]` (j < width; missing entries repeat entry 0) into arrays of `out`.
-    fn pack(&self, py: Python<'_>, labels: &[Vec<&Self::Label>], width: usize, out: &Bound<'_, PyDict>) -> PyResult<()>;
+    fn pack(
+        &self,
+        py: Python<'_>,
+        labels: &[Vec<&Self::Label>],
+        width: usize,
+        out: &Bound<'_, PyDict>,
+    ) -> PyResult<()>;
 }
 
 fn arr<'py>(py: Python<'py>, data: Vec<f64>, shape: &[usize]) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
-    Ok(data.into_pyarray(py).reshape(shape.to_vec())?)
+    data.into_pyarray(py).reshape(shape.to_vec())
 }
 
 fn arr_i<'py>(py: Python<'py>, data: Vec<i64>, shape: &[usize]) -> PyResult<Bound<'py, PyArrayDyn<i64>>> {
-    Ok(data.into_pyarray(py).reshape(shape.to_vec())?)
+    data.into_pyarray(py).reshape(shape.to_vec())
 }
 
 fn pick<'a, L>(row: &[&'a L], j: usize) -> &'a L {
     row.get(j).copied().unwrap_or(row[0])
 }
 
-fn int_rows(py: Python<'_>, key: &str, shape: &[usize], v: &[i64], lens: &[usize]) -> PyResult<Vec<Vec<usize>>> {
+fn int_rows(
+    py: Python<'_>,
+    key: &str,
+    shape: &[usize],
+    v: &[i64],
+    lens: &[usize],
+) -> PyResult<Vec<Vec<usize>>> {
     let t = shape[1];
     lens.iter()
         .enumerate()
@@ -283,7 +316,10 @@ fn int_rows(py: Python<'_>, key: &str, shape: &[usize], v: &[i64], lens: &[usize
                 .map(|j| {
                     let x = v[b * t + j];
                     if x < 0 {
-                        Err(to_py(py, Error::input(format!("{key}[{b}, {j}] = {x} is negative (inside length {n})"))))
+                        Err(to_py(
+                            py,
+                            Error::input(format!("{key}[{b}, {j}] = {x} is negative (inside length {n})")),
+                        ))
                     } else {
                         Ok(x as usize)
                     }
@@ -297,13 +333,22 @@ impl Kind for ScoreChain {
     fn gold(&self, py: Python<'_>, g: &Bound<'_, PyDict>) -> PyResult<Vec<Vec<usize>>> {
         let (shape, v) = need_i64(g, "tags")?;
         if shape != [self.batch(), self.t_max()] {
-            return Err(to_py(py, shape_err("gold tags", &format!("[{}, {}]", self.batch(), self.t_max()), &shape)));
+            return Err(to_py(
+                py,
+                shape_err("gold tags", &format!("[{}, {}]", self.batch(), self.t_max()), &shape),
+            ));
         }
         let lens: Vec<usize> = (0..self.batch()).map(|b| self.len_of(b)).collect();
         int_rows(py, "gold", &shape, &v, &lens)
     }
 
-    fn pack(&self, py: Python<'_>, labels: &[Vec<&Vec<usize>>], width: usize, out: &Bound<'_, PyDict>) -> PyResult<()> {
+    fn pack(
+        &self,
+        py: Python<'_>,
+        labels: &[Vec<&Vec<usize>>],
+        width: usize,
+        out: &Bound<'_, PyDict>,
+    ) -> PyResult<()> {
         let t = self.t_max();
         let mut v = vec![0i64; labels.len() * width * t];
         for (b, row) in labels.iter().enumerate() {
@@ -322,7 +367,10 @@ impl Kind for ScoreTree {
         let (shape, heads) = need_i64(g, "heads")?;
         let lens: Vec<usize> = (0..self.batch()).map(|b| self.len_of(b)).collect();
         if shape.len() != 2 || shape[0] != self.batch() || shape[1] != self.n_max() {
-            return Err(to_py(py, shape_err("gold heads", &format!("[{}, {}]", self.batch(), self.n_max()), &shape)));
+            return Err(to_py(
+                py,
+                shape_err("gold heads", &format!("[{}, {}]", self.batch(), self.n_max()), &shape),
+            ));
         }
         let h = int_rows(py, "heads", &shape, &heads, &lens)?;
         let r = match get_i64(g, "rels")? {
@@ -349,7 +397,13 @@ impl Kind for ScoreTree {
             .collect())
     }
 
-    fn pack(&self, py: Python<'_>, labels: &[Vec<&DepLabel>], width: usize, out: &Bound<'_, PyDict>) -> PyResult<()> {
+    fn pack(
+        &self,
+        py: Python<'_>,
+        labels: &[Vec<&DepLabel>],
+        width: usize,
+        out: &Bound<'_, PyDict>,
+    ) -> PyResult<()> {
         let n = self.n_max();
         let mut hv = vec![0i64; labels.len() * width * n];
         let mut rv = vec![0i64; labels.len() * width * n];
@@ -385,7 +439,9 @@ impl Kind for ScoreMultilabel {
                     .map(|k| match v[b * l + k] {
                         0 => Ok(0u8),
                         1 => Ok(1u8),
-                        x => Err(to_py(py, Error::input(format!("gold labels[{b}, {k}] = {x} is not 0 or 1")))),
+                        x => {
+                            Err(to_py(py, Error::input(format!("gold labels[{b}, {k}] = {x} is not 0 or 1"))))
+                        }
                     })
                     .collect::<PyResult<Vec<u8>>>()
                     .map(MlLabel::Integral)
@@ -393,7 +449,13 @@ impl Kind for ScoreMultilabel {
             .collect()
     }
 
-    fn pack(&self, py: Python<'_>, labels: &[Vec<&MlLabel>], width: usize, out: &Bound<'_, PyDict>) -> PyResult<()> {
+    fn pack(
+        &self,
+        py: Python<'_>,
+        labels: &[Vec<&MlLabel>],
+        width: usize,
+        out: &Bound<'_, PyDict>,
+    ) -> PyResult<()> {
         let (l, ne) = (self.n_labels(), self.edges().len());
         let mut nv = vec![0.0; labels.len() * width * l];
         let mut ev = vec![0.0; labels.len() * width * ne * 4];
@@ -430,7 +492,13 @@ impl Kind for ScoreMulticlass {
             .collect()
     }
 
-    fn pack(&self, py: Python<'_>, labels: &[Vec<&usize>], width: usize, out: &Bound<'_, PyDict>) -> PyResult<()> {
+    fn pack(
+        &self,
+        py: Python<'_>,
+        labels: &[Vec<&usize>],
+        width: usize,
+        out: &Bound<'_, PyDict>,
+    ) -> PyResult<()> {
         let mut v = vec![0i64; labels.len() * width];
         for (b, row) in labels.iter().enumerate() {
             for j in 0..width {
@@ -446,7 +514,10 @@ impl Kind for ScoreHierarchy {
         let (shape, v) = need_i64(g, "nodes")?;
         let m = self.n_nodes();
         if shape != [self.batch(), m] {
-            return Err(to_py(py, shape_err("gold node indicators", &format!("[{}, {m}]", self.batch()), &shape)));
+            return Err(to_py(
+                py,
+                shape_err("gold node indicators", &format!("[{}, {m}]", self.batch()), &shape),
+            ));
         }
         (0..self.batch())
             .map(|b| {
@@ -456,7 +527,10 @@ impl Kind for ScoreHierarchy {
                         0 => {}
                         1 => y.push(k as u32),
                         x => {
-                            return Err(to_py(py, Error::input(format!("gold nodes[{b}, {k}] = {x} is not 0 or 1"))))
+                            return Err(to_py(
+                                py,
+                                Error::input(format!("gold nodes[{b}, {k}] = {x} is not 0 or 1")),
+                            ))
                         }
                     }
                 }
@@ -465,7 +539,13 @@ impl Kind for ScoreHierarchy {
             .collect()
     }
 
-    fn pack(&self, py: Python<'_>, labels: &[Vec<&Vec<u32>>], width: usize, out: &Bound<'_, PyDict>) -> PyResult<()> {
+    fn pack(
+        &self,
+        py: Python<'_>,
+        labels: &[Vec<&Vec<u32>>],
+        width: usize,
+        out: &Bound<'_, PyDict>,
+    ) -> PyResult<()> {
         let m = self.n_nodes();
         let mut v = vec![0.0; labels.len() * width * m];
         for (b, row) in labels.iter().enumerate() {
@@ -572,7 +652,12 @@ pub fn scores_loss<'py>(
     }
 }
 
-fn decode_of<'py, S: Kind>(py: Python<'py>, s: &S, w: Vec<f64>, k: Option<usize>) -> PyResult<Bound<'py, PyDict>> {
+fn decode_of<'py, S: Kind>(
+    py: Python<'py>,
+    s: &S,
+    w: Vec<f64>,
+    k: Option<usize>,
+) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     match k {
         None => {
@@ -597,7 +682,8 @@ fn decode_of<'py, S: Kind>(py: Python<'py>, s: &S, w: Vec<f64>, k: Option<usize>
                     scores[i * k + j] = *v;
                 }
             }
-            let refs: Vec<Vec<&S::Label>> = found.iter().map(|row| row.iter().map(|(y, _)| y).collect()).collect();
+            let refs: Vec<Vec<&S::Label>> =
+                found.iter().map(|row| row.iter().map(|(y, _)| y).collect()).collect();
             s.pack(py, &refs, k, &d)?;
             d.set_item("scores", arr(py, scores, &[b, k])?)?;
             d.set_item("count", arr_i(py, found.iter().map(|r| r.len() as i64).collect(), &[b])?)?;

@@ -212,9 +212,12 @@ pub fn decode_batch<S: ScoreStructure>(s: &S, w: &[f64]) -> Result<Vec<S::Label>
     (0..s.batch()).into_par_iter().map(|i| s.predict(w, &(), i)).collect()
 }
 
+/// The labels of one instance, best first, with their scores.
+pub type Ranked<L> = Vec<(L, f64)>;
+
 /// The `k` highest-scoring labels of every instance, best first, with their scores (fewer when
 /// the instance has fewer labels).
-pub fn kbest_batch<S: ScoreStructure>(s: &S, w: &[f64], k: usize) -> Result<Vec<Vec<(S::Label, f64)>>> {
+pub fn kbest_batch<S: ScoreStructure>(s: &S, w: &[f64], k: usize) -> Result<Vec<Ranked<S::Label>>> {
     check_batch(s, w, s.batch())?;
     if k == 0 {
         return Err(Error::input("k must be at least 1"));
