@@ -598,7 +598,7 @@ pub(crate) fn oracle_raw(
     let found = match &q.secondary {
         None => {
             let tab = fold_tables::<f64>(raw, tags, loss, Some(y_true), &q.primary, None);
-            solve_tables(&tab, tags, loss, Some(y_true), &q.primary, None, want)
+            solve_tables_f64(&tab, tags, loss, Some(y_true), &q.primary, want)
         }
         Some(sec) => {
             let tab = fold_tables::<Lex>(raw, tags, loss, Some(y_true), &q.primary, Some(sec));
@@ -642,6 +642,75 @@ pub(crate) fn frontier_raw(
             Scored { label: y, margin, terms }
         })
         .collect()
+}
+
+/// [`solve_tables`] on plain `f64` values, with a dense Viterbi for the common case (one label, no
+/// segment-loss lattice): the same recurrence, predecessors in the outer loop so that the inner
+/// loop over current states is contiguous and vectorises; identical arithmetic
+/// (prev + (trans + node)) and tie-breaking (the smallest predecessor state, then the smallest
+/// final state) as [`dp::viterbi`] on [`Plain`].
+pub(crate) fn solve_tables_f64(
+    tab: &Tables<f64>,
+    tags: &Tags,
+    loss: ChainLoss,
+    gold: Option<&[usize]>,
+    primary: &Objective,
+    k: usize,
+) -> Vec<Vec<usize>> {
+    let segmented = loss == ChainLoss::Segment && primary.terms.loss != 0.0 && gold.is_some();
+    if k != 1 || segmented {
+        return solve_tables(tab, tags, loss, gold, primary, None, k);
+    }
+    viterbi_dense(tab).map_or_else(Vec::new, |p| vec![p])
+}
+
+fn viterbi_dense(tab: &Tables<f64>) -> Option<Vec<usize>> {
+    let (s, t_len) = (tab.s, tab.t);
+    let mut prev: Vec<f64> = (0..s).map(|x| tab.start[x] + tab.node[x]).collect();
+    let mut cur = vec![f64::NEG_INFINITY; s];
+    let mut arg = vec![0u32; s];
+    let mut back = vec![0u32; t_len * s];
+    for t in 1..t_len {
+        let trans = &tab.trans[(t - 1) * tab.trans_stride..(t - 1) * tab.trans_stride + s * s];
+        let node = &tab.node[t * s..(t + 1) * s];
+        cur.fill(f64::NEG_INFINITY);
+        arg.fill(0);
+        for (xp, &pv) in prev.iter().enumerate() {
+            if pv == f64::NEG_INFINITY {
+                continue;
+            }
+            let row = &trans[xp * s..(xp + 1) * s];
+            for ((c, a), (&tr, &nd)) in cur.iter_mut().zip(arg.iter_mut()).zip(row.iter().zip(node)) {
+                let v = pv + (tr + nd);
+                let better = v > *c;
+                *c = if better { v } else { *c };
+                *a = if better { xp as u32 } else { *a };
+            }
+        }
+        back[t * s..(t + 1) * s].copy_from_slice(&arg);
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    let mut best = f64::NEG_INFINITY;
+    let mut last = 0;
+    for (x, &pv) in prev.iter().enumerate() {
+        if pv == f64::NEG_INFINITY {
+            continue;
+        }
+        let v = pv + tab.end[x];
+        if v > best {
+            best = v;
+            last = x;
+        }
+    }
+    if best == f64::NEG_INFINITY {
+        return None;
+    }
+    let mut path = vec![0usize; t_len];
+    path[t_len - 1] = last;
+    for t in (1..t_len).rev() {
+        path[t - 1] = back[t * s + path[t]] as usize;
+    }
+    Some(path)
 }
 
 fn run<L: Lattice>(lat: &L, k: usize, state: impl Fn(usize) -> usize) -> Vec<Vec<usize>> {
@@ -893,7 +962,8 @@ impl Structure for Chain {
         self.emissions(w, data, i, &mut emit);
         self.check_used_weights(w, &emit, i)?;
         let obj = Objective { margin: 1.0, terms: Terms::default() };
-        let mut found = self.solve::<f64>(w, &emit, None, &obj, None, 1);
+        let tab = self.tables::<f64>(w, &emit, None, &obj, None);
+        let mut found = solve_tables_f64(&tab, &self.tags, self.loss, None, &obj, 1);
         found.pop().ok_or_else(|| Error::solver("Viterbi found no path (non-finite weights?)"))
     }
 

@@ -18,7 +18,7 @@ use bicrit_core::{Capabilities, Error, Objective, Result, SparseVec, Terms};
 
 use super::{check_finite_named, ScoreStructure};
 use crate::chain::{
-    fold_tables, frontier_raw, oracle_raw, path_score_raw, solve_tables, terms_of, ChainLoss, RawScores, Tags,
+    fold_tables, frontier_raw, oracle_raw, path_score_raw, solve_tables_f64, terms_of, ChainLoss, RawScores, Tags,
 };
 use crate::{Scored, Structure, TermQuery};
 
@@ -255,7 +255,7 @@ impl Structure for ScoreChain {
         self.check_scores(w, i)?;
         let obj = Objective { margin: 1.0, terms: Terms::default() };
         let tab = fold_tables::<f64>(&self.raw(w, i), &self.tags, self.loss, None, &obj, None);
-        let mut found = solve_tables(&tab, &self.tags, self.loss, None, &obj, None, 1);
+        let mut found = solve_tables_f64(&tab, &self.tags, self.loss, None, &obj, 1);
         found.pop().ok_or_else(|| Error::solver("Viterbi found no path"))
     }
 
