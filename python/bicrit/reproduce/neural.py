@@ -500,6 +500,7 @@ def ner_bilstm(
     *,
     epochs: int | None = None,
     heads: tuple[str, ...] = ("margin", "slack", "probloss", "crf"),
+    first_seed: int = 0,
 ) -> pl.DataFrame:
     """CoNLL-2002 esp: BiLSTM tagger, margin / slack / ProbLoss vs pytorch-crf's CRF, entity F1.
 
@@ -521,9 +522,10 @@ def ner_bilstm(
     if epochs is None:
         epochs = max(2, round(TAGGER_EPOCHS * min(1.0, 2 * scale)))
     tag = "" if len(heads) == 4 else "_" + "-".join(heads)
+    tag += "" if first_seed == 0 else f"_seed{first_seed}"
     log: list[dict] = []
     summary = []
-    for seed in range(seeds):
+    for seed in range(first_seed, first_seed + seeds):
         sub = np.random.default_rng(seed).permutation(len(train))[:n_train]
         for head in heads:
             if head == "crf" and importlib.util.find_spec("torchcrf") is None:
