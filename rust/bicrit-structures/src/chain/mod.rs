@@ -350,20 +350,6 @@ impl Chain {
         fold_tables(&self.raw(w, emit), &self.tags, self.loss, gold, primary, secondary)
     }
 
-    /// The `k` best labels under (primary, secondary) with value type `V`, before filtering.
-    fn solve<V: Val>(
-        &self,
-        w: &[f64],
-        emit: &[f64],
-        gold: Option<&[usize]>,
-        primary: &Objective,
-        secondary: Option<&Objective>,
-        k: usize,
-    ) -> Vec<Vec<usize>> {
-        let tab = self.tables::<V>(w, emit, gold, primary, secondary);
-        solve_tables(&tab, &self.tags, self.loss, gold, primary, secondary, k)
-    }
-
     /// Checks a label of sequence `i` (length and states).
     fn check_label_len(&self, data: &ChainData, i: usize, y: &[usize], what: &str) -> Result<()> {
         self.check_states(y, what)?;
