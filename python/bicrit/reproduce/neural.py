@@ -307,7 +307,7 @@ def parsing_bilstm(
     rv = {r: k for k, r in enumerate(rels)}
     log: list[dict] = []
     summary = []
-    tag = "" if first_seed == 0 and seeds > 1 else f"_seed{first_seed}"
+    tag = "" if first_seed == 0 else f"_seed{first_seed}"
     for seed in range(first_seed, first_seed + seeds):
         sub = np.random.default_rng(seed).permutation(len(train))[:n_train]
         tr = _subset(train, sub)
