@@ -92,3 +92,115 @@ def test_errors_are_one_line_with_nonzero_exit(
     assert main(argv) != 0
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+# --- an honest command line ---------------------------------------------------------------------
+
+
+def test_a_file_without_a_test_set_holds_out_part_of_it(capsys, data_dir, tmp_path) -> None:
+    path = data_dir / "conll2002" / "esp.testa"
+    argv = ["train", str(path), "--limit", "80", "--epochs", "1", "--surrogate", "margin"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    first = out.splitlines()[0]
+    assert "test: a held-out 20% of the training data (seed 0, --test-size) (16)" in first
+    assert "train: " in first and "(64)" in first
+    assert "learner" in out and "bcfw" in out  # SequenceSVM's own default, not an imposed sgd
+    assert main([*argv, "--test-split", "testb"]) == 2
+    assert "a file has no splits" in capsys.readouterr().err
+    test = tmp_path / "t.conll"
+    test.write_text("\n".join(path.read_text(encoding="latin-1").splitlines()[:60]) + "\n")
+    assert main([*argv, "--test", str(test)]) == 0
+    assert "(--test)" in capsys.readouterr().out.splitlines()[0]
+
+
+def test_every_listed_kind_of_dataset_trains(capsys, data_dir) -> None:
+    argv = ["train", "clus_hmc/eisen_FUN", "--limit", "150", "--test-limit", "50"]
+    assert main([*argv, "--epochs", "1", "--surrogate", "margin"]) == 0
+    out = capsys.readouterr().out
+    assert "HierarchicalSVM" in out and "hierarchical F1" in out
+    argv = ["train", "nltk_dependency_treebank", "--limit", "30", "--test-limit", "10"]
+    assert main([*argv, "--epochs", "1", "--surrogate", "margin"]) == 0
+    assert "UAS" in capsys.readouterr().out
+
+
+def test_tune_prints_the_chosen_c(capsys, monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv("BICRIT_DATA", str(tmp_path / "none"))
+    assert main(["train", "--tune", "--epochs", "3", "--surrogate", "slack", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    c_row = next(line for line in out.splitlines() if line.startswith("C "))
+    assert float(c_row.split()[1]) in (0.001, 0.01, 0.1, 1.0, 10.0, 100.0)
+    assert "--tune" in out
+
+
+def test_save_to_a_missing_folder_fails_before_training(capsys, tmp_path) -> None:
+    argv = ["train", "--surrogate", "margin", "--save", str(tmp_path / "no" / "m.bicrit")]
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert "does not exist" in captured.err and captured.out == ""
+
+
+def test_failed_predict_leaves_the_output_file_as_it_was(capsys, data_dir, tmp_path) -> None:
+    model = tmp_path / "m.bicrit"
+    argv = ["train", "emotions", "--surrogate", "margin", "--epochs", "1", "--save", str(model)]
+    assert main(argv) == 0
+    capsys.readouterr()
+    out = tmp_path / "pred.jsonl"
+    out.write_text("precious\n")
+    assert main(["predict", str(model), "yeast", "-o", str(out)]) == 2  # another task shape
+    assert out.read_text() == "precious\n"
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_evaluate_on_another_task_names_both(capsys, data_dir, tmp_path) -> None:
+    model = tmp_path / "m.bicrit"
+    argv = ["train", "emotions", "--surrogate", "margin", "--epochs", "1", "--save", str(model)]
+    assert main(argv) == 0
+    capsys.readouterr()
+    assert main(["evaluate", str(model), "ud_english_ewt", "--limit", "5"]) == 2
+    err = capsys.readouterr().err
+    assert "MultiLabelSVM" in err and "TreebankDataset" in err
+
+
+def test_reproduce_unknown_is_one_line_exit_2(capsys) -> None:
+    assert main(["reproduce", "nosuch"]) == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_ctrl_c_stops_the_command_marks_it_and_exits_130(capsys, monkeypatch, tmp_path) -> None:
+    from bicrit import MultiLabelSVM
+
+    monkeypatch.setenv("BICRIT_DATA", str(tmp_path / "none"))
+    original = MultiLabelSVM.fit
+
+    def interrupted_fit(self, X, Y=None, *, callback=None):
+        def stop(row):
+            if row["epoch"] == 2:
+                raise KeyboardInterrupt
+
+        return original(self, X, Y, callback=stop)
+
+    monkeypatch.setattr(MultiLabelSVM, "fit", interrupted_fit)
+    assert main(["train", "--epochs", "5"]) == 130
+    captured = capsys.readouterr()
+    header = next(line for line in captured.out.splitlines() if "margin" in line)
+    assert header.split() == ["margin", "(interrupted)"]  # the slack fit never started
+    assert "interrupted" in captured.err and len(captured.err.strip().splitlines()) == 2
+
+
+def test_warnings_are_one_line(capsys, monkeypatch, tmp_path) -> None:
+    import warnings
+
+    from bicrit import MultiLabelSVM
+
+    monkeypatch.setenv("BICRIT_DATA", str(tmp_path / "none"))
+    original = MultiLabelSVM.fit
+
+    def warning_fit(self, X, Y=None, **kw):
+        warnings.warn("something to say\nover two lines", UserWarning, stacklevel=2)
+        return original(self, X, Y, **kw)
+
+    monkeypatch.setattr(MultiLabelSVM, "fit", warning_fit)
+    assert main(["train", "--epochs", "1", "--surrogate", "margin"]) == 0
+    err = capsys.readouterr().err
+    assert err.strip() == "bicrit train: warning: something to say over two lines"

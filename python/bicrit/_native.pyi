@@ -1,4 +1,55 @@
-"""Type stubs of the native module ``bicrit._native`` (Rust, pyo3). Private: use the public API."""
+"""Type stubs of the native module ``bicrit._native`` (Rust, pyo3), by family as in
+``rust/bicrit-py/src``. Private: use the public API. CI checks them against the compiled module
+(``python -m mypy.stubtest bicrit._native``)."""
+
+from typing import Any, final
+
+import numpy as np
+from typing_extensions import disjoint_base
+
+__all__ = [
+    "LEARNER_NAMES",
+    "SEARCH_NAMES",
+    "STAT_KEYS",
+    "SURROGATE_NAMES",
+    "HierarchyGraph",
+    "InstanceOracle",
+    "LearnerSpec",
+    "NativeStructure",
+    "Nhsvm3Trainer",
+    "PointSetOracle",
+    "SearchSpec",
+    "Surrogate",
+    "Trainer",
+    "WarmState",
+    "__version__",
+    "_error_for_tests",
+    "_panic_for_tests",
+    "alpha_maxmin",
+    "alpha_power",
+    "alpha_shared",
+    "catalog",
+    "chain_structure",
+    "check_learner",
+    "default_threads",
+    "dependency_structure",
+    "hierarchy_batch_oracle_scores",
+    "hierarchy_closure",
+    "hierarchy_info",
+    "hierarchy_ratio_oracle",
+    "hierarchy_ratio_oracle_scores",
+    "hierarchy_relaxation",
+    "hierarchy_structure",
+    "learner_parameters",
+    "multiclass_structure",
+    "multilabel_chow_liu",
+    "multilabel_structure",
+    "python_structure",
+    "run_search",
+    "scores_decode",
+    "scores_loss",
+    "surrogate_capabilities",
+]
 
 __version__: str
 
@@ -9,6 +60,7 @@ def _panic_for_tests(message: str) -> None: ...
 
 # --- structures -----------------------------------------------------------------------------
 
+@final
 class NativeStructure:
     """A native label structure; see ``bicrit.structures.base.Structure`` for the protocol."""
 
@@ -47,6 +99,7 @@ class NativeStructure:
     ) -> list[list[tuple[object, float, dict[str, float]]]]: ...
     def instance_oracle(self, w: object, x: object, y_true: object) -> InstanceOracle: ...
 
+@final
 class InstanceOracle:
     """One instance of a native structure as a λ-oracle for ``run_search``."""
 
@@ -69,7 +122,6 @@ def chain_structure(
 
 # --- end chain structure -----------------------------------------------------------------------
 # --- hierarchy structure -------------------------------------------------------------------------
-from typing import Any  # noqa: E402
 
 def hierarchy_structure(
     parents: list[list[int]],
@@ -156,6 +208,7 @@ def alpha_shared(
     names: list[str] | None = None,
 ) -> tuple[Any, float, str]: ...
 
+@final
 class Nhsvm3Trainer:
     """NHSVM3 (thesis eq. ``NHSVM3``) by native Pegasos SGD (``rust/bicrit-hierarchy/src/
     nhsvm3.rs``) on a single-path ``hierarchy`` structure: minimises ½‖w‖² + C·Σ_i ℓ_i with
@@ -164,11 +217,11 @@ class Nhsvm3Trainer:
     tuple, ``Y`` node-id label sequences with the root. ``epoch()`` runs with the GIL released;
     Ctrl-C or an error leaves the state of the previous epoch."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         structure: Any,
-        X: Any,
-        Y: Any,
+        x: Any,
+        y: Any,
         *,
         C: float = 1.0,
         batch_size: int = 1,
@@ -176,7 +229,7 @@ class Nhsvm3Trainer:
         random_state: int = 0,
         n_jobs: int | None = None,
         w0: np.ndarray | None = None,
-    ) -> None: ...
+    ) -> Nhsvm3Trainer: ...
     def epoch(self) -> dict[str, Any]:
         """Keys: epoch, objective (running), loss, norm_sq, violated, inferences, step_size,
         time."""
@@ -221,15 +274,14 @@ def multilabel_chow_liu(y: object) -> list[tuple[int, int]]:
 # --- end multilabel ---------------------------------------------------------------------------
 # ---- surrogates and searches (rust/bicrit-py/src/{surrogates,searches}.rs) ----
 
-import numpy as np  # noqa: E402
-
 SURROGATE_NAMES: list[str]
 SEARCH_NAMES: list[str]
 
+@disjoint_base
 class Surrogate:
-    """A built-in surrogate ψ(h, g) by registry name."""
+    """A built-in surrogate ψ(h, g) by registry name (``bicrit.Surrogate`` subclasses it)."""
 
-    def __init__(self, name: str, params: dict[str, float] | None = None) -> None: ...
+    def __new__(cls, name: str, params: dict[str, float] | None = None) -> Surrogate: ...
     @property
     def name(self) -> str: ...
     @property
@@ -243,15 +295,18 @@ class Surrogate:
     def value_array(self, h: np.ndarray, g: np.ndarray) -> np.ndarray: ...
     def grad_array(self, h: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
 
+@disjoint_base
 class SearchSpec:
-    """A search by name with its options (checked on construction)."""
+    """A search by name with its options, checked on construction
+    (``bicrit.searches.Search`` subclasses it)."""
 
-    def __init__(self, name: str, options: dict[str, Any] | None = None) -> None: ...
+    def __new__(cls, name: str, options: dict[str, Any] | None = None) -> SearchSpec: ...
     @property
     def name(self) -> str: ...
     def requirements(self) -> dict[str, bool]: ...
     def check(self, oracle: Any, surrogate: Any) -> None: ...
 
+@disjoint_base
 class PointSetOracle:
     """An explicit point set as an oracle (labels: indices or the given objects)."""
 
@@ -284,6 +339,7 @@ class PointSetOracle:
     ) -> list[tuple[Any, float, float]]: ...
     def frontier(self) -> list[tuple[Any, float, float]]: ...
 
+@final
 class WarmState:
     """What a search needs to warm-start the next inference (opaque)."""
 
@@ -304,22 +360,39 @@ def run_search(
 LEARNER_NAMES: list[str]
 STAT_KEYS: list[str]
 
+@disjoint_base
+class LearnerSpec:
+    """A learner with its parameters, validated once (``bicrit.learners.Learner`` subclasses
+    it)."""
+
+    def __new__(cls, name: str, params: dict[str, Any] | None = None) -> LearnerSpec: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def params(self) -> dict[str, Any]:
+        """Every parameter with its effective value."""
+    @property
+    def given(self) -> dict[str, Any]:
+        """The parameters as given."""
+    def replace(self, changes: dict[str, Any]) -> LearnerSpec: ...
+
+@final
 class Trainer:
     """One training run: a learner on a structure's training set with a surrogate and a search.
     Built once per fit; the combination is checked here (IncompatibleError). ``epoch()`` runs one
     pass with the GIL released; Ctrl-C or an error leaves the state of the previous epoch."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         structure: Any,
-        X: Any,
-        Y: Any,
+        x: Any,
+        y: Any,
         surrogate: Any,
         search: Any,
-        learner: str,
+        learner: str | LearnerSpec,
         params: dict[str, Any] | None = None,
         w0: np.ndarray | None = None,
-    ) -> None: ...
+    ) -> Trainer: ...
     def epoch(self) -> dict[str, Any]: ...
     def weights(self, averaged: bool = True) -> np.ndarray: ...
     def objective(self, averaged: bool = True) -> float: ...
@@ -348,7 +421,42 @@ def check_learner(
     learner: str, surrogate: Any, search: Any, capabilities: dict[str, bool] | None = None
 ) -> None: ...
 
-# score-level structures (bicrit.scores, bicrit.torch)
+# --- catalog (rust/bicrit-py/src/catalog.rs) ----------------------------------------------------
+
+def catalog() -> dict[str, list[dict[str, Any]]]:
+    """Every built-in piece by kind (structure, surrogate, search, learner): name, description,
+    capabilities — what the registry, ``bicrit plugins`` and docs/capabilities.md show."""
+
+def surrogate_capabilities(surrogate: Any) -> dict[str, Any]:
+    """The capabilities of any surrogate object, computed as for the built-ins."""
+
+# --- hierarchy graph (rust/bicrit-py/src/hierarchy.rs) ------------------------------------------
+
+@final
+class HierarchyGraph:
+    """A validated rooted tree or DAG (what ``bicrit.hierarchy.Hierarchy`` holds)."""
+
+    def __new__(
+        cls, parents: list[list[int]], root: int | None = None, names: list[str] | None = None
+    ) -> HierarchyGraph: ...
+    @property
+    def n_nodes(self) -> int: ...
+    @property
+    def root(self) -> int: ...
+    @property
+    def is_tree(self) -> bool: ...
+    @property
+    def topological_order(self) -> np.ndarray: ...
+    @property
+    def leaves(self) -> np.ndarray: ...
+    @property
+    def depth(self) -> np.ndarray: ...
+    def parent_csr(self) -> tuple[np.ndarray, np.ndarray]: ...
+    def child_csr(self) -> tuple[np.ndarray, np.ndarray]: ...
+    def ancestor_csr(self) -> tuple[np.ndarray, np.ndarray]: ...
+
+# --- score-level structures (rust/bicrit-py/src/scores.rs) ----------------------------------
+
 def scores_loss(
     kind: str,
     arrays: dict[str, Any],
@@ -357,7 +465,11 @@ def scores_loss(
     surrogate: Any,
     search: SearchSpec | None = None,
     prefer_frontier: bool = True,
-) -> dict[str, Any]: ...
+) -> dict[str, Any]:
+    """The structured loss of every example of a batch of score arrays (bicrit.scores)."""
+
 def scores_decode(
     kind: str, arrays: dict[str, Any], options: dict[str, Any], k: int | None = None
-) -> dict[str, Any]: ...
+) -> dict[str, Any]:
+    """The best (or k best) labels of every example (bicrit.scores)."""
+

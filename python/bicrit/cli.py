@@ -1,24 +1,50 @@
-"""The ``bicrit`` command line (console script). Every command has ``--help``."""
+"""The ``bicrit`` command line (console script). Every command has ``--help``.
+
+Nothing here knows a task by name: the dataset picks its estimator (each estimator class
+declares the ``dataset_type`` it trains on), the fitted structure names its metrics
+(``report_names``) and writes its predictions (``record``), and the dataset adds what each
+prediction is about (``context``). Every error and warning is one line on stderr (errors exit
+with code 2); Ctrl-C stops the whole command, prints what finished and exits with 130.
+"""
 
 from __future__ import annotations
 
 import argparse
 import inspect
+import os
 import sys
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 __all__ = ["main"]
 
+BUNDLED = "emotions (bundled)"
+DEFAULT_SURROGATES = ("margin", "slack")
+#: Share of a dataset held out for testing when it has no test split (``--test-size``).
+TEST_SIZE = 0.2
+
+
+class CliError(Exception):
+    """An error reported as one line on stderr (exit code 2)."""
+
+
+class Interrupted(Exception):
+    """Ctrl-C stopped the command after some of its work finished."""
+
+
+# ---------------------------------------------------------------------------- plugins / datasets
+
 
 def _class_capabilities(kind: str, factory: Any) -> dict[str, Any]:
     """Capabilities a plugin's factory class declares itself (read without instantiating it),
-    shown when the plugin registered none: a structure's ``capabilities`` mapping; a surrogate's
-    ``product_shift``, ``affine_in_h``, ``convex_in_h`` and ``tangent`` (and the searches they
-    allow)."""
+    shown when the plugin registered none: a structure's ``capabilities`` mapping; what a
+    surrogate's ``product_shift``, ``affine_in_h`` and ``convex_in_h`` make it (the searches and
+    learners it combines with, computed by the native core) and whether it has ``tangent``."""
     cls = factory if isinstance(factory, type) else None
     if cls is None:
         return {}
@@ -28,20 +54,20 @@ def _class_capabilities(kind: str, factory: Any) -> dict[str, Any]:
         if isinstance(caps, Mapping):
             out.update({k: v for k, v in caps.items() if isinstance(v, bool)})
     elif kind == "surrogate":
-        shift = inspect.getattr_static(cls, "product_shift", None)
-        if shift is None or isinstance(shift, int | float):
-            out["product_form"] = shift is not None
-        affine = inspect.getattr_static(cls, "affine_in_h", False)
-        if isinstance(affine, bool):
-            out["affine_in_h"] = affine
-        convex = inspect.getattr_static(cls, "convex_in_h", True)
-        if isinstance(convex, bool):
-            out["convex_in_h"] = convex
+        from types import SimpleNamespace
+
+        from bicrit import _native
+
+        declared: dict[str, Any] = {"name": getattr(cls, "name", cls.__name__)}
+        defaults = {"product_shift": None, "affine_in_h": False, "convex_in_h": True}
+        for attr, default in defaults.items():
+            value = inspect.getattr_static(cls, attr, default)
+            if value is None or isinstance(value, bool | int | float):
+                declared[attr] = value
+        # the class's declarations, judged by the native core as the built-ins are
+        stand_in = SimpleNamespace(value=lambda h, g: 0.0, grad=lambda h, g: (1.0, 0.0), **declared)
+        out.update(_native.surrogate_capabilities(stand_in))
         out["tangent"] = callable(getattr(cls, "tangent", None))
-        if "product_form" in out:
-            hull = ["convex-hull", "convex-hull-ban", "convex-hull-kbest"]
-            product = ["angular", "bisecting", "binary", "sarawagi"]
-            out["searches"] = hull + (product if out["product_form"] else [])
     return out
 
 
@@ -58,17 +84,16 @@ def _format_capabilities(caps: Mapping[str, Any]) -> str:
 
 def _cmd_plugins(args: argparse.Namespace) -> int:
     from bicrit import registry
-    from bicrit.errors import BrokenPluginWarning, RegistryError
+    from bicrit.errors import BrokenPluginWarning
 
+    if args.markdown:
+        print(registry.capability_tables(builtins_only=False), end="")
+        return 0
     with warnings.catch_warnings():
         # Broken plugins are listed below as BROKEN, with the reason: no need to warn as well.
         warnings.simplefilter("ignore", BrokenPluginWarning)
-        try:
-            rows = registry.contributions(args.kind)
-            broken = registry.broken()
-        except RegistryError as exc:  # two packages registering one name
-            print(f"bicrit plugins: error: {exc}", file=sys.stderr)
-            return 1
+        rows = registry.contributions(args.kind)
+        broken = registry.broken()
     if not rows:
         print("nothing registered")
     width = max((len(c.name) for c in rows), default=4)
@@ -112,129 +137,163 @@ def _cmd_datasets(args: argparse.Namespace) -> int:
     return 0
 
 
-# ---------------------------------------------------------------------------- train / evaluate /
-# predict
-
-BUNDLED = "emotions (bundled)"
-DEFAULT_SURROGATES = ("margin", "slack")
+# ---------------------------------------------------------------------------- data
 
 
-class CliError(Exception):
-    """An error reported as one line on stderr (exit code 2)."""
+def _read_file(path: Path) -> Any:
+    """A dataset file by its extension: ``.conllu`` treebank, ``.arff`` with its MULAN ``.xml``
+    beside it, anything else CoNLL columns."""
+    from bicrit import datasets
+
+    low = path.name.lower()
+    if low.endswith((".conllu", ".conllu.gz")):
+        return datasets.read_conllu(path)
+    if low.endswith((".arff", ".arff.gz")):
+        xmls = sorted(path.parent.glob("*.xml"))
+        if len(xmls) != 1:
+            raise CliError(f"{path}: need exactly one MULAN .xml label file beside it")
+        return datasets.read_mulan(path, xmls[0])
+    return datasets.read_conll(path)
 
 
-def _load_dataset(name: str | None, split: str, limit: int | None = None) -> tuple[Any, str]:
-    """``(dataset, description)``: the bundled set (no name), a dataset name of
-    ``bicrit.datasets.load`` or a file path (``.conllu`` treebank, ``.arff`` with its MULAN
-    ``.xml`` next to it, anything else a CoNLL column file)."""
-    from pathlib import Path
+def _looks_like_path(name: str) -> bool:
+    return os.sep in name or name.startswith(".") or Path(name).suffix != ""
 
+
+def _load(name: str | None, split: str | None) -> tuple[Any, str]:
+    """``(dataset, description)``: the bundled set (no name), a file, or split ``split`` of a
+    named dataset (``None``: the whole dataset of a named set without splits)."""
     from bicrit import datasets
 
     if name is None or name.lower() in ("emotions-bundled", "bundled"):
-        data: Any = datasets.load_bundled(split)
-        desc = f"{BUNDLED}, {split}"
+        return datasets.load_bundled(split or "train"), f"{BUNDLED}, {split or 'train'}"
+    path = Path(name)
+    if path.is_file():
+        return _read_file(path), str(path)
+    if _looks_like_path(name) and name not in datasets.names():
+        raise CliError(f"no such file: {name}")
+    if name.lower() == "emotions" and datasets.find_data_root() is None:
+        return datasets.load_bundled(split or "train"), f"{BUNDLED}, {split or 'train'}"
+    spec = datasets.spec(name)
+    split = split or spec.splits[0]
+    options: dict[str, Any] = {}
+    if spec.task.startswith("hierarch"):  # Clus HMC: missing features filled with train means
+        options["impute"] = "mean"
+    return datasets.load(name, split, **options), f"{name}, {split}"
+
+
+def _head(data: Any, n: int | None) -> Any:
+    return data if n is None or n >= len(data) else data.subset(range(n))
+
+
+def _holdout(data: Any, size: float, seed: int) -> tuple[Any, Any]:
+    """A seeded split of ``data`` into (train, held-out test)."""
+    n = len(data)
+    n_test = max(1, round(size * n))
+    if n - n_test < 1:
+        raise CliError(f"{n} instances are too few to hold out a test part")
+    perm = np.random.default_rng(seed).permutation(n)
+    return data.subset(np.sort(perm[n_test:])), data.subset(np.sort(perm[:n_test]))
+
+
+def _train_and_test(args: argparse.Namespace) -> tuple[Any, Any, str]:
+    """The training and test sets of ``bicrit train`` and a line saying which they are.
+    Nothing called "test" was trained on: a file or a dataset without a test split holds out a
+    seeded ``--test-size`` part unless ``--test FILE`` is given."""
+    if args.test is not None and args.test_split is not None:
+        raise CliError("pass --test FILE or --test-split, not both")
+    is_file = args.dataset is not None and Path(args.dataset).is_file()
+    if is_file and args.test_split is not None:
+        raise CliError("a file has no splits: pass --test FILE or --test-size")
+    seed = 0 if args.seed is None else int(args.seed)
+    train, desc = _load(args.dataset, args.split)
+    train = _head(train, args.limit)
+    official = None if is_file else _official_test(args.dataset)
+    if args.test is not None:
+        test, test_desc = _read_file(Path(args.test)), f"{args.test} (--test)"
+    elif args.test_split is not None:
+        test, test_desc = _load(args.dataset, args.test_split)
+    elif args.test_size is None and official is not None:
+        test, test_desc = _load(args.dataset, official)
     else:
-        path = Path(name)
-        if path.is_file():
-            low = path.name.lower()
-            if low.endswith((".conllu", ".conllu.gz")):
-                data = datasets.read_conllu(path)
-            elif low.endswith((".arff", ".arff.gz")):
-                xmls = sorted(path.parent.glob("*.xml"))
-                if len(xmls) != 1:
-                    raise CliError(f"{path}: need exactly one MULAN .xml label file beside it")
-                data = datasets.read_mulan(path, xmls[0])
-            else:
-                data = datasets.read_conll(path)
-            desc = str(path)
-        else:
-            if name.lower() == "emotions" and datasets.find_data_root() is None:
-                data = datasets.load_bundled(split)
-            else:
-                data = datasets.load(name, split)
-            desc = f"{name}, {split}"
-    if limit is not None:
-        data = _head(data, limit)
-        desc += f", first {limit}"
-    return data, desc
+        size = TEST_SIZE if args.test_size is None else args.test_size
+        train, test = _holdout(train, size, seed)
+        test_desc = f"a held-out {size:.0%} of the training data (seed {seed}, --test-size)"
+    test = _head(test, args.test_limit)
+    where = f"train: {desc} ({len(train)})   test: {test_desc} ({len(test)})"
+    return train, test, where
 
 
-def _head(data: Any, n: int) -> Any:
-    """The first ``n`` instances / sentences of a dataset."""
-    from dataclasses import fields, replace
-
+def _official_test(name: str | None) -> str | None:
+    """The test split of the bundled set or of a named dataset (``testb`` for CoNLL-2002),
+    None if it has none."""
     from bicrit import datasets
 
-    if isinstance(data, datasets.MultiLabelDataset):
-        return replace(data, X=data.X[:n], Y=data.Y[:n])
-    if isinstance(data, datasets.SequenceDataset):
-        return replace(
-            data,
-            tokens=data.tokens[:n],
-            tags=data.tags[:n],
-            columns={k: v[:n] for k, v in data.columns.items()},
-            doc_starts=[d for d in data.doc_starts if d < n],
-        )
-    if isinstance(data, datasets.TreebankDataset):
-        changes = {}
-        for f in fields(data):
-            v = getattr(data, f.name)
-            if f.name != "paths" and isinstance(v, list):
-                changes[f.name] = v[:n]
-        return replace(data, **changes)
-    raise CliError(f"--limit is not supported for {type(data).__name__}")
+    if name is None or name.lower() in ("bundled", "emotions-bundled"):
+        return "test"
+    if name.lower() == "emotions" and datasets.find_data_root() is None:
+        return "test"
+    splits = datasets.spec(name).splits
+    return next((s for s in ("test", "testb") if s in splits), None)
 
 
-def _estimator_for(data: Any, surrogate: str, args: argparse.Namespace) -> Any:
-    from bicrit import DependencySVM, MultiLabelSVM, SequenceSVM, datasets
-
-    common: dict[str, Any] = {"surrogate": surrogate, "learner": args.learner, "C": args.C}
-    if args.search is not None:
-        common["search"] = args.search
-    if args.epochs is not None:
-        common["max_epochs"] = args.epochs
-    if args.seed is not None:
-        common["random_state"] = args.seed
-    if args.n_jobs is not None:
-        common["n_jobs"] = args.n_jobs
-    common["verbose"] = 1
-    if isinstance(data, datasets.MultiLabelDataset):
-        return MultiLabelSVM(**common)
-    if isinstance(data, datasets.SequenceDataset):
-        return SequenceSVM(**common)
-    if isinstance(data, datasets.TreebankDataset):
-        return DependencySVM(**common)
-    raise CliError(
-        f"bicrit train handles multi-label, sequence and treebank datasets, not "
-        f"{type(data).__name__}"
-    )
+# ---------------------------------------------------------------------------- estimators
 
 
-_HEADLINES = {
-    "MultiLabelSVM": [
-        ("subset_accuracy", "subset acc"),
-        ("jaccard_accuracy", "Jaccard acc (thesis Acc)"),
-        ("hamming_loss", "Hamming loss"),
-        ("micro_f1", "micro-F1"),
-        ("macro_f1", "macro-F1"),
-        ("example_f1", "example F1"),
-    ],
-    "SequenceSVM": [
-        ("f1", "entity micro-F1"),
-        ("macro_f1", "entity macro-F1"),
-        ("sentence_f1", "sentence F1 (thesis NER Micro-F1)"),
-        ("token_accuracy", "token accuracy"),
-    ],
-    "DependencySVM": [("uas", "UAS"), ("las", "LAS"), ("uem", "exact match (unlabelled)")],
-}
+def _estimator_for(data: Any, params: dict[str, Any]) -> Any:
+    """The estimator whose ``dataset_type`` ``data`` is, with ``params`` (those it has)."""
+    from bicrit.estimators import ESTIMATOR_CLASSES
+
+    for cls in ESTIMATOR_CLASSES.values():
+        dtype = getattr(cls, "dataset_type", None)
+        if dtype is not None and isinstance(data, dtype):
+            accepted = set(inspect.signature(cls.__init__).parameters)
+            return cls.for_dataset(data, **{k: v for k, v in params.items() if k in accepted})
+    raise CliError(f"bicrit train has no estimator for {type(data).__name__}")
+
+
+def _surrogate_option(text: str) -> tuple[str, dict[str, float]]:
+    """``NAME`` or ``NAME:key=value[,key=value]`` (e.g. ``beta:beta=0.5``), checked now."""
+    import bicrit
+
+    name, _, rest = text.partition(":")
+    params: dict[str, float] = {}
+    for item in filter(None, rest.split(",")):
+        key, eq, value = item.partition("=")
+        try:
+            if not eq:
+                raise ValueError
+            params[key.strip()] = float(value)
+        except ValueError:
+            raise CliError(
+                f"--surrogate {text!r}: write NAME or NAME:key=value[,key=value]"
+            ) from None
+    bicrit.surrogate(name, **params)  # unknown names and bad parameters fail before any work
+    return name, params
+
+
+def _params(args: argparse.Namespace, surrogate: str) -> dict[str, Any]:
+    """Estimator parameters from the options the user gave (the others keep the estimator's
+    defaults)."""
+    given = {
+        "learner": args.learner,
+        "search": args.search,
+        "C": "auto" if args.tune else args.C,
+        "max_epochs": args.epochs,
+        "random_state": args.seed,
+        "n_jobs": args.n_jobs,
+        "edges": args.edges,
+    }
+    chosen = {k: v for k, v in given.items() if v is not None}
+    name, params = _surrogate_option(surrogate)
+    if params:
+        chosen["surrogate_params"] = params
+    return {"surrogate": name, "verbose": 1, **chosen}
 
 
 def _metric_rows(est: Any, report: dict[str, Any]) -> list[tuple[str, Any]]:
-    keys = _HEADLINES.get(type(est).__name__)
-    if keys is None:
-        return [(k, v) for k, v in report.items() if isinstance(v, int | float)]
-    return [(label, report[k]) for k, label in keys if k in report]
+    names = getattr(est.structure_, "report_names", None) or [(k, k) for k in report]
+    return [(label, report[k]) for k, label in names if k in report]
 
 
 def _print_table(columns: list[str], rows: list[tuple[str, list[Any]]]) -> None:
@@ -251,38 +310,45 @@ def _print_table(columns: list[str], rows: list[tuple[str, list[Any]]]) -> None:
         print(f"{label:<{w0}}  " + "  ".join(f"{v:>{w}}" for v, w in zip(r, widths, strict=True)))
 
 
-def _test_split(args: argparse.Namespace) -> str:
-    if args.test_split is not None:
-        return args.test_split
-    if args.dataset is None:
-        return "test"
-    from bicrit import datasets
-
-    try:
-        splits = datasets.spec(args.dataset).splits
-    except Exception:
-        return "test"
-    return "test" if "test" in splits or "testb" in splits else splits[-1]
+def _check_output(path: str) -> Path:
+    """An output path whose folder exists and is writable (checked before any work)."""
+    p = Path(path)
+    folder = p.parent if str(p.parent) else Path(".")
+    if not folder.is_dir():
+        raise CliError(f"cannot write {p}: the folder {folder} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise CliError(f"cannot write {p}: the folder {folder} is not writable")
+    if p.is_dir():
+        raise CliError(f"cannot write {p}: it is a folder")
+    return p
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
     surrogates = args.surrogate or list(DEFAULT_SURROGATES)
+    for text in surrogates:
+        _surrogate_option(text)
     if args.save and len(surrogates) != 1:
         raise CliError("--save writes one model: pass a single --surrogate")
-    train, train_desc = _load_dataset(args.dataset, args.split, args.limit)
-    test_split = _test_split(args)
-    test, test_desc = _load_dataset(args.dataset, test_split, args.test_limit)
-    print(f"train: {train_desc} ({len(train)})   test: {test_desc} ({len(test)})")
-    columns, results = [], []
+    save = _check_output(args.save) if args.save else None
+    train, test, where = _train_and_test(args)
+    print(where)
+    columns: list[str] = []
+    results: list[tuple[Any, dict[str, Any], dict[str, Any]]] = []
+    interrupted = False
     for name in surrogates:
-        est = _estimator_for(train, name, args)
-        est.fit(train)
-        summary = est.training_summary()
-        report = est.report(test)
-        columns.append(name)
-        results.append((est, summary, report))
-        if args.save:
-            est.save(args.save)
+        est = _estimator_for(train, _params(args, name))
+        try:
+            est.fit(train)
+        except KeyboardInterrupt:  # nothing of this fit finished
+            interrupted = True
+            break
+        columns.append(name + (" (interrupted)" if est.interrupted_ else ""))
+        results.append((est, est.training_summary(), est.report(test)))
+        if est.interrupted_:
+            interrupted = True
+            break
+    if not results:
+        raise Interrupted("interrupted before the first epoch finished: nothing to report")
     est0 = results[0][0]
     rows: list[tuple[str, list[Any]]] = []
     for i, (label, _) in enumerate(_metric_rows(est0, results[0][2])):
@@ -290,14 +356,19 @@ def _cmd_train(args: argparse.Namespace) -> int:
     rows += [
         ("fit time (s)", [s["fit_time"] for _, s, _ in results]),
         ("epochs", [s["epochs"] for _, s, _ in results]),
+        ("C", [s["C"] for _, s, _ in results]),
         ("oracle calls per inference", [s["calls_per_inference"] for _, s, _ in results]),
         ("fractional answers", [s["fractional"] for _, s, _ in results]),
+        ("learner", [s["learner"] for _, s, _ in results]),
         ("search", [s["search"] for _, s, _ in results]),
     ]
-    print(f"{type(est0).__name__}, learner {args.learner}, C = {args.C}")
+    print(type(est0).__name__ + (" (C chosen on held-out data, --tune)" if args.tune else ""))
     _print_table(columns, rows)
-    if args.save:
-        print(f"saved: {args.save}")
+    if save is not None and not interrupted:
+        est0.save(save)
+        print(f"saved: {save}")
+    if interrupted:
+        raise Interrupted("interrupted (Ctrl-C): the table shows what finished")
     return 0
 
 
@@ -305,36 +376,43 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     import bicrit
 
     est = bicrit.load(args.model)
-    data, desc = _load_dataset(args.dataset, args.split, args.limit)
+    data, desc = _load(args.dataset, args.split)
+    data = _head(data, args.limit)
+    _check_task(est, data, args.dataset)
     report = est.report(data)
     print(f"{type(est).__name__} ({args.model}) on {desc} ({len(data)})")
     _print_table(["value"], [(label, [v]) for label, v in _metric_rows(est, report)])
     return 0
 
 
-def _prediction_records(est: Any, data: Any) -> Any:
-    from bicrit import datasets
-    from bicrit.estimators.dependency import sentences_of
+def _check_task(est: Any, data: Any, name: str) -> None:
+    dtype = getattr(est, "dataset_type", None)
+    if dtype is not None and not isinstance(data, dtype):
+        raise CliError(
+            f"the model is a {type(est).__name__}, which takes a {dtype.__name__}; "
+            f"{name} is a {type(data).__name__}"
+        )
 
-    if isinstance(data, datasets.MultiLabelDataset):
-        P = est.predict(data)
-        names = getattr(est, "label_names_", None) or data.label_names
-        for i, y in enumerate(np.asarray(P)):
-            labels = [n for n, v in zip(names, y, strict=True) if v]
-            yield {"index": i, "y": y.tolist(), "labels": labels}
-    elif isinstance(data, datasets.SequenceDataset):
-        for i, (toks, tags) in enumerate(zip(data.tokens, est.predict(data), strict=True)):
-            yield {"index": i, "tokens": toks, "tags": [str(t) for t in tags]}
-    elif isinstance(data, datasets.TreebankDataset):
-        sentences = sentences_of(data)
-        for i, (s, p) in enumerate(zip(sentences, est.predict(sentences), strict=True)):
-            heads, rels = p if isinstance(p, tuple) else (p, None)
-            rec = {"index": i, "words": list(s["words"]), "heads": np.asarray(heads).tolist()}
-            if rels is not None:
-                rec["deprels"] = list(rels)
-            yield rec
-    else:
-        raise CliError(f"cannot predict on {type(data).__name__}")
+
+def _write_lines_atomically(path: Path, lines: Iterator[str]) -> int:
+    """Writes ``lines`` to a temporary file beside ``path``, then renames it over ``path``: the
+    target is the old file or the complete new one, never a piece."""
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    n = 0
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            for line in lines:
+                fh.write(line)
+                n += 1
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return n
 
 
 def _cmd_predict(args: argparse.Namespace) -> int:
@@ -342,15 +420,22 @@ def _cmd_predict(args: argparse.Namespace) -> int:
 
     import bicrit
 
+    out = _check_output(args.output)
     est = bicrit.load(args.model)
-    data, desc = _load_dataset(args.dataset, args.split, args.limit)
-    n = 0
-    with open(args.output, "w", encoding="utf-8") as fh:
-        for rec in _prediction_records(est, data):
-            fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
-            n += 1
-    print(f"{n} predictions of {type(est).__name__} on {desc} written to {args.output}")
+    data, desc = _load(args.dataset, args.split)
+    data = _head(data, args.limit)
+    _check_task(est, data, args.dataset)
+    records = est.prediction_records(data)  # every prediction before the file is touched
+    lines = (
+        json.dumps({"index": i, **data.context(i), **r}, ensure_ascii=False) + "\n"
+        for i, r in enumerate(records)
+    )
+    n = _write_lines_atomically(out, lines)
+    print(f"{n} predictions of {type(est).__name__} on {desc} written to {out}")
     return 0
+
+
+# ---------------------------------------------------------------------------- parser
 
 
 def _positive_int(text: str) -> int:
@@ -373,6 +458,19 @@ def _positive_float(text: str) -> float:
     return v
 
 
+def _fraction(text: str) -> float:
+    v = _positive_float(text)
+    if not v < 1:
+        raise argparse.ArgumentTypeError(f"expected a fraction in (0, 1), got {v}")
+    return v
+
+
+def _learner_names() -> list[str]:
+    from bicrit.learners import LEARNER_NAMES
+
+    return [*LEARNER_NAMES, "auto"]
+
+
 DATASET_HELP = (
     "a dataset name (bicrit datasets lists them) or a file (.conllu, .arff with its .xml, "
     "CoNLL columns)"
@@ -383,34 +481,52 @@ def _add_train(sub: Any) -> None:
     p = sub.add_parser(
         "train",
         help="train a model (default: margin vs slack rescaling on the bundled dataset)",
-        description="Train structured SVMs and print the task's metrics on the test split, the "
+        description="Train structured SVMs and print the task's metrics on a test set, the "
         "fit time and the oracle calls per inference. With no DATASET: margin- and "
-        "slack-rescaled models on the bundled emotions set, side by side (a few seconds).",
+        "slack-rescaled models on the bundled emotions set, side by side (a few seconds). The "
+        "test set is the dataset's test split, --test FILE, or a seeded held-out part of the "
+        "training data (--test-size; files and datasets without a test split). Options not "
+        "given keep the estimator's defaults.",
     )
     p.add_argument("dataset", nargs="?", default=None, metavar="DATASET", help=DATASET_HELP)
     p.add_argument(
         "--surrogate",
         action="append",
         default=None,
-        help="surrogate (repeat to compare; default: margin and slack)",
+        help="surrogate, NAME or NAME:key=value (e.g. beta:beta=0.5); repeat to compare "
+        "(default: margin and slack)",
     )
-    p.add_argument("--search", default=None, help="search (default: auto)")
+    p.add_argument("--search", default=None, help="search (default: the estimator's, auto)")
     p.add_argument(
         "--learner",
-        default="sgd",
-        choices=["sgd", "bcfw", "cutting-plane", "cutting-plane-n", "auto"],
-        help="learner (default: sgd; auto: bcfw when the surrogate allows it, else sgd)",
+        default=None,
+        choices=_learner_names(),
+        help="learner (default: the estimator's; auto: bcfw when the surrogate allows it)",
     )
-    p.add_argument("-C", type=_positive_float, default=1.0, help="C, multiplies the loss")
-    p.add_argument("--epochs", type=_positive_int, default=None, help="maximum epochs (50)")
-    p.add_argument("--seed", type=int, default=0, help="random_state (default 0)")
-    p.add_argument("--n-jobs", type=int, default=None, help="threads (-1: all cores)")
-    p.add_argument("--split", default="train", help="training split (default: train)")
-    p.add_argument("--test-split", default=None, help="evaluation split (default: test)")
-    p.add_argument("--limit", type=_positive_int, default=None, help="first N training items")
+    p.add_argument("-C", type=_positive_float, default=None, help="C, multiplies the loss")
     p.add_argument(
-        "--test-limit", type=_positive_int, default=None, help="first N evaluation items"
+        "--tune",
+        action="store_true",
+        help="choose C on held-out training data (C='auto'), printed per surrogate",
     )
+    p.add_argument("--epochs", type=_positive_int, default=None, help="maximum epochs")
+    p.add_argument("--seed", type=int, default=None, help="random_state (and the hold-out seed)")
+    p.add_argument("--n-jobs", type=int, default=None, help="threads (-1: all cores)")
+    p.add_argument(
+        "--edges", default=None, help="multi-label graph: auto, full, tree or chain"
+    )
+    p.add_argument("--split", default=None, help="training split (default: the first)")
+    p.add_argument("--test", default=None, metavar="FILE", help="a test file")
+    p.add_argument("--test-split", default=None, help="evaluation split of a named dataset")
+    p.add_argument(
+        "--test-size",
+        type=_fraction,
+        default=None,
+        help=f"hold out this share of the training data for testing (default {TEST_SIZE} "
+        "where there is no test split)",
+    )
+    p.add_argument("--limit", type=_positive_int, default=None, help="first N training items")
+    p.add_argument("--test-limit", type=_positive_int, default=None, help="first N test items")
     p.add_argument("--save", default=None, metavar="PATH", help="save the model (one surrogate)")
     p.set_defaults(func=_cmd_train)
 
@@ -432,9 +548,11 @@ def _add_predict(sub: Any) -> None:
     p = sub.add_parser(
         "predict",
         help="predict with a saved model",
-        description="Write predictions as JSON Lines, one object per instance: multi-label "
-        '{"index", "y" (0/1 list), "labels" (names)}; sequences {"index", "tokens", "tags"}; '
-        'trees {"index", "words", "heads" (0 = root), "deprels"}.',
+        description="Write predictions as JSON Lines, one object per instance with its index, "
+        "what it is about (tokens, words) and the prediction as the model's structure writes "
+        'it: multi-label {"y" (0/1 list), "labels" (names)}; sequences {"tags"}; trees '
+        '{"heads" (0 = root), "deprels"}; hierarchies {"nodes", "names"}. The file is written '
+        "only once every prediction is made (an existing file is replaced whole or kept).",
     )
     p.add_argument("model", metavar="MODEL", help="a model file written by train --save")
     p.add_argument("dataset", metavar="DATASET", help=DATASET_HELP)
@@ -447,6 +565,9 @@ def _add_predict(sub: Any) -> None:
 def _add_plugins(sub: Any) -> None:
     p = sub.add_parser("plugins", help="list registered structures, surrogates and searches")
     p.add_argument("--kind", choices=["structure", "surrogate", "search"], default=None)
+    p.add_argument(
+        "--markdown", action="store_true", help="what combines with what, as Markdown tables"
+    )
     p.set_defaults(func=_cmd_plugins)
 
 
@@ -474,10 +595,13 @@ SUBCOMMANDS = [_add_plugins, _add_datasets, _add_train, _add_evaluate, _add_pred
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``bicrit`` command."""
+    from bicrit import __version__
+
     parser = argparse.ArgumentParser(
         prog="bicrit",
         description="Structured SVMs with bi-criteria surrogate losses.",
     )
+    parser.add_argument("--version", action="version", version=f"bicrit {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for add in SUBCOMMANDS:
@@ -485,18 +609,46 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+@contextmanager
+def _warnings_as_lines(command: str) -> Iterator[None]:
+    """Warnings printed as one line on stderr (``bicrit CMD: warning: …``), without the
+    source line Python adds."""
+
+    def show(message: Any, category: type, *_: Any, **__: Any) -> None:
+        print(f"bicrit {command}: warning: {_one_line(message)}", file=sys.stderr)
+
+    previous = warnings.showwarning
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = previous
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the console script."""
+    """Entry point of the console script: 0 on success, 2 on an error (one line on stderr),
+    130 after Ctrl-C."""
     from bicrit.errors import BicritError
 
     parser = build_parser()
     args = parser.parse_args(argv)
-    try:
-        return int(args.func(args))
-    except (CliError, BicritError, FileNotFoundError, OSError, ValueError) as exc:
-        msg = " ".join(str(exc).split()) or type(exc).__name__
-        print(f"bicrit {args.command}: error: {msg}", file=sys.stderr)
-        return 2
+    with _warnings_as_lines(args.command):
+        try:
+            return int(args.func(args))
+        except Interrupted as exc:
+            print(f"bicrit {args.command}: {_one_line(exc)}", file=sys.stderr)
+            return 130
+        except KeyboardInterrupt:
+            print(f"bicrit {args.command}: interrupted (Ctrl-C)", file=sys.stderr)
+            return 130
+        except (CliError, BicritError, OSError, ValueError) as exc:
+            msg = _one_line(exc) or type(exc).__name__
+            print(f"bicrit {args.command}: error: {msg}", file=sys.stderr)
+            return 2
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ import pytest
 
 from bicrit import SequenceSVM, datasets
 from bicrit.errors import IncompatibleError
-from bicrit.estimators.base import auto_learner
+from bicrit.learners.auto import auto_learner
 
 
 @pytest.fixture(scope="module")

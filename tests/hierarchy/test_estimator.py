@@ -112,7 +112,7 @@ def test_sparse_and_dense_input_agree(small) -> None:
 
 def test_terminal_ids_as_labels(small) -> None:
     ds, tr, _ = small
-    kw = {"model": "hsvm", "max_epochs": 2}
+    kw = {"model": "hsvm", "max_epochs": 2, "random_state": 0}
     a = HierarchicalSVM(ds.hierarchy, **kw).fit(tr.X, tr.Y)
     b = HierarchicalSVM(ds.hierarchy, **kw).fit(tr.X, np.asarray(tr.leaf))
     assert np.array_equal(a.coef_, b.coef_)
@@ -373,3 +373,21 @@ def test_save_load_through_the_model_file(small, tmp_path) -> None:
         assert isinstance(back, HierarchicalSVM)
         assert back.coef_.tobytes() == est.coef_.tobytes()
         assert [y.tolist() for y in back.predict(te.X)] == [y.tolist() for y in est.predict(te.X)]
+
+
+# --- one estimator stack ------------------------------------------------------------------------
+
+
+def test_a_hierarchical_svm_is_a_structured_svm_fitted_on_a_dataset(small) -> None:
+    ds, tr, te = small
+    assert issubclass(HierarchicalSVM, bicrit.StructuredSVM)
+    kw = {"model": "nhsvm", "max_epochs": 3, "random_state": 0}
+    on_data = HierarchicalSVM(**kw).fit(tr)  # the hierarchy and the labels come with the data
+    on_arrays = HierarchicalSVM(ds.hierarchy, **kw).fit(tr.X, tr.Y)
+    np.testing.assert_array_equal(on_data.coef_, on_arrays.coef_)
+    assert on_data.score(te) == on_arrays.score(te.X, te.Y)
+    assert on_data.report(te)["accuracy"] == on_data.score(te)  # single label: exact match
+    records = on_data.prediction_records(te)
+    assert len(records) == len(te) and set(records[0]) == {"nodes", "names"}
+    with pytest.raises(InvalidParameterError, match="hierarchy is required"):
+        HierarchicalSVM().fit(tr.X, tr.Y)

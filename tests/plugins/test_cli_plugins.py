@@ -93,8 +93,12 @@ def test_capabilities_declared_by_plugin_classes_are_shown(
     assert "bicrit_clitest_a 3.1" in perm
     assert "[ban=True; cone=False; kbest=False; relaxed=False]" in perm
     prod = _line(out, "surrogate", "prod2")
-    assert "affine_in_h=True; convex_in_h=True; product_form=True" in prod
-    assert "searches=convex-hull,convex-hull-ban,convex-hull-kbest,angular," in prod
+    assert "affine_in_h=True; convex_in_h=True; g_by_loss=True;" in prod
+    assert "product_form=True" in prod
+    # judged by the native core: the product form with shift 2 runs the product-form searches
+    # but not angular, whose cones are written for shift 1
+    assert "searches=sarawagi,binary,bisecting,convex-hull,convex-hull-ban," in prod
+    assert "angular" not in prod
     assert "tangent=True" in prod and prod.endswith("(h + 2)·g")
     bent = _line(out, "surrogate", "bent")
     assert "convex_in_h=False" in bent and "tangent=False" in bent
@@ -126,7 +130,7 @@ def test_broken_plugins_are_listed_once_with_the_reason(
 def test_name_clash_is_a_one_line_error(site: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _fake_dist(site, "bicrit_clitest_x", "1.0", "bicrit_clitest_x", UNDECLARED)
     _fake_dist(site, "bicrit_clitest_y", "2.0", "bicrit_clitest_y", UNDECLARED)
-    assert main(["plugins"]) == 1
+    assert main(["plugins"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("bicrit plugins: error: structure 'perm' is registered twice")
     assert "bicrit_clitest_x 1.0" in err and "bicrit_clitest_y 2.0" in err

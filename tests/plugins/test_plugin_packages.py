@@ -249,7 +249,7 @@ def test_name_clash_is_an_error_naming_both_packages(tmp_path: Path) -> None:
     _fake_dist(tmp_path, "bicrit-clash-a", "1.0", "bicrit_clash_a", CLASH_MODULE)
     _fake_dist(tmp_path, "bicrit-clash-b", "2.0", "bicrit_clash_b", CLASH_MODULE)
     proc = _run([tmp_path], "-m", "bicrit.cli", "plugins")
-    assert proc.returncode == 1
+    assert proc.returncode == 2
     assert proc.stderr.startswith("bicrit plugins: error: structure 'twin' is registered twice")
     assert "bicrit-clash-a 1.0" in proc.stderr and "bicrit-clash-b 2.0" in proc.stderr
     assert "uninstall one of the two packages" in proc.stderr

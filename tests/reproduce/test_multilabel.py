@@ -233,7 +233,7 @@ def test_cli_list_and_errors(capsys) -> None:
     out = capsys.readouterr().out
     for name in EXPERIMENTS:
         assert name in out
-    assert main(["reproduce", "nope"]) == 1
+    assert main(["reproduce", "nope"]) == 2
     assert "no experiment 'nope'" in capsys.readouterr().err
     assert main(["reproduce", "yeast", "--scale", "0"]) == 2
     assert main(["reproduce", "yeast", "--seeds", "0"]) == 2

@@ -451,9 +451,9 @@ class FakeHierarchy:
     ("parents", "root", "match"),
     [
         ([[], [2], [1]], 0, "cycle through node"),
-        ([[], [0], [], [2]], 0, r'several roots: node 2 \("c"\)'),
+        ([[], [0], [], [2]], 0, "found 2 nodes without parents: 'r', 'c'"),
         ([[], [0], [3], [2]], 0, "cycle"),  # 2 and 3 unreachable from the root
-        ([[], [0], [7]], 0, "parent 7"),
+        ([[], [0], [7]], 0, "parent id 7"),
         ([[1], [0], [0]], 0, "root"),
         ([[]], 0, "at least one node"),
     ],

@@ -213,10 +213,18 @@ def test_batch_agrees_with_single_calls_on_threads() -> None:
             assert batch[i][0].terms == one[0].terms
 
 
-def test_registry_entry() -> None:
+def test_registry_entry_covers_every_inference_mode() -> None:
+    # the registry shows what some instance answers; each mode's instance answers its own part
     c = bicrit.registry.get("structure", "multilabel")
-    assert c.capabilities["by_inference"]["exact"]["ban"]
-    assert not c.capabilities["by_inference"]["relaxed"]["kbest"]
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(6, 3)), (rng.random((6, 4)) < 0.5).astype(np.int64)
+    caps = {}
+    for inference in ("exact", "relaxed"):
+        s = bicrit.structure("multilabel", inference=inference).initialize(X, Y)
+        caps[inference] = s.capabilities
+        assert all(c.capabilities[k] for k, v in s.capabilities.items() if v)
+    assert caps["exact"]["ban"] and caps["exact"]["kbest"] and not caps["exact"]["relaxed"]
+    assert caps["relaxed"]["relaxed"] and not caps["relaxed"]["kbest"]
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Data loaders for the formats of the development data (DESIGN §8).
+"""Data loaders for the formats of the development data.
 
 * :func:`load` / :func:`available` / :func:`load_bundled` — datasets by name (``catalog``);
 * :func:`read_mulan` — MULAN multi-label ARFF (dense and sparse) + XML → :class:`MultiLabelDataset`;

@@ -23,9 +23,10 @@ impute="mean")``, which uses the training split's means for every split.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import scipy.sparse as sp
@@ -79,6 +80,25 @@ class HierarchyDataset:
 
     def __len__(self) -> int:
         return self.n_samples
+
+    def subset(self, indices: Sequence[int]) -> HierarchyDataset:
+        """The instances ``indices`` (in that order) as a dataset."""
+        idx = np.asarray(indices, dtype=np.int64)
+        changes: dict[str, Any] = {
+            "X": self.X[idx],
+            "Y": [self.Y[i] for i in idx.tolist()],
+            "written": [self.written[i] for i in idx.tolist()] if self.written else [],
+        }
+        leaf = getattr(self, "leaf", None)
+        if leaf is not None and len(leaf):  # the synthetic sets' per-instance leaves
+            changes["leaf"] = leaf[idx]
+        if hasattr(self, "splits"):
+            changes["splits"] = {}
+        return replace(self, **changes)
+
+    def context(self, i: int) -> dict[str, Any]:
+        """What ``bicrit predict`` writes beside instance ``i``'s prediction (nothing)."""
+        return {}
 
     def __repr__(self) -> str:
         kind = "tree" if self.hierarchy.is_tree else "DAG"

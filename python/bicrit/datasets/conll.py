@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from bicrit.datasets._io import PathLike, read_lines
 from bicrit.errors import DataFormatError, InvalidInputError
@@ -50,6 +50,23 @@ class SequenceDataset:
 
     def __len__(self) -> int:
         return len(self.tokens)
+
+    def subset(self, indices: Sequence[int]) -> SequenceDataset:
+        """The sentences ``indices`` (in that order) as a dataset; a document start is kept
+        where its sentence is."""
+        idx = [int(i) for i in indices]
+        starts = set(self.doc_starts)
+        return replace(
+            self,
+            tokens=[self.tokens[i] for i in idx],
+            tags=[self.tags[i] for i in idx],
+            columns={k: [v[i] for i in idx] for k, v in self.columns.items()},
+            doc_starts=[k for k, i in enumerate(idx) if i in starts],
+        )
+
+    def context(self, i: int) -> dict[str, Any]:
+        """What ``bicrit predict`` writes beside sentence ``i``'s prediction: its tokens."""
+        return {"tokens": list(self.tokens[i])}
 
     def __repr__(self) -> str:
         return (

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import xml.parsers.expat
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import scipy.sparse as sp
@@ -61,6 +61,16 @@ class MultiLabelDataset:
 
     def __len__(self) -> int:
         return self.n_samples
+
+    def subset(self, indices: Sequence[int]) -> MultiLabelDataset:
+        """The instances ``indices`` (in that order) as a dataset."""
+        idx = np.asarray(indices, dtype=np.int64)
+        return replace(self, X=self.X[idx], Y=self.Y[idx])
+
+    def context(self, i: int) -> dict[str, Any]:
+        """What ``bicrit predict`` writes beside instance ``i``'s prediction (nothing: a
+        feature vector)."""
+        return {}
 
     def __repr__(self) -> str:
         kind = "sparse" if sp.issparse(self.X) else "dense"

@@ -1,5 +1,5 @@
 """Synthetic hierarchical datasets (thesis hierarchical chapter, §"Synthetic Dataset", table
-``syn``; DESIGN §6) and an LSHTC-like generator for the scale benchmark.
+``syn``; docs/architecture.md, Hierarchies) and an LSHTC-like generator for the scale benchmark.
 
 :func:`synthetic_hierarchy` — the thesis's two sets, seeded and deterministic:
 
@@ -34,7 +34,7 @@ chunk without dense intermediates: peak memory is proportional to nnz.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
@@ -90,15 +90,7 @@ class SyntheticHierarchyDataset(HierarchyDataset):
         """The instances of split ``name`` (``train``, ``valid``, ``test``), as a dataset."""
         if name not in self.splits:
             raise InvalidParameterError(f"split must be one of {sorted(self.splits)}, got {name!r}")
-        idx = self.splits[name]
-        return replace(
-            self,
-            X=self.X[idx],
-            Y=[self.Y[i] for i in idx.tolist()],
-            leaf=self.leaf[idx],
-            written=[self.written[i] for i in idx.tolist()] if self.written else [],
-            splits={},
-        )
+        return self.subset(self.splits[name])
 
     def __repr__(self) -> str:
         kind = self.params.get("kind", "synthetic")

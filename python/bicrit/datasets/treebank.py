@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -34,6 +36,28 @@ class TreebankDataset:
 
     def __len__(self) -> int:
         return len(self.words)
+
+    def subset(self, indices: Sequence[int]) -> TreebankDataset:
+        """The sentences ``indices`` (in that order) as a dataset."""
+        idx = [int(i) for i in indices]
+
+        def pick(v: list[Any] | None) -> list[Any] | None:
+            return None if v is None else [v[i] for i in idx]
+
+        return replace(
+            self,
+            words=[self.words[i] for i in idx],
+            heads=[self.heads[i] for i in idx],
+            deprels=pick(self.deprels),
+            upos=pick(self.upos),
+            xpos=pick(self.xpos),
+            lemmas=pick(self.lemmas),
+            sent_ids=[self.sent_ids[i] for i in idx] if self.sent_ids else [],
+        )
+
+    def context(self, i: int) -> dict[str, Any]:
+        """What ``bicrit predict`` writes beside sentence ``i``'s prediction: its words."""
+        return {"words": list(self.words[i])}
 
     def __repr__(self) -> str:
         return f"TreebankDataset({len(self)} sentences, {self.n_tokens} words)"

@@ -7,8 +7,9 @@ from typing import Any
 
 import numpy as np
 
+from bicrit import datasets
 from bicrit.errors import InvalidInputError, InvalidParameterError
-from bicrit.estimators.base import StructuredSVM
+from bicrit.estimators.structured import StructuredSVM, _init_params
 
 __all__ = ["DependencySVM", "sentences_of"]
 
@@ -75,6 +76,15 @@ class DependencySVM(StructuredSVM):
     The other parameters are :class:`StructuredSVM`'s.
     """
 
+    dataset_type = datasets.TreebankDataset
+
+    @classmethod
+    def for_dataset(cls, data: Any, **params: Any) -> DependencySVM:
+        """Labelled trees when the treebank has relations (Malt-TAB may not)."""
+        if isinstance(data, datasets.TreebankDataset) and data.deprels is None:
+            params.setdefault("labeled", False)
+        return cls(**params)
+
     def __init__(
         self,
         n_features: int = 2**20,
@@ -96,24 +106,7 @@ class DependencySVM(StructuredSVM):
         search_params: Mapping[str, Any] | None = None,
         learner_params: Mapping[str, Any] | None = None,
     ) -> None:
-        self.n_features = n_features
-        self.projective = projective
-        self.labeled = labeled
-        self.label_weight = label_weight
-        self.surrogate = surrogate
-        self.search = search
-        self.learner = learner
-        self.C = C
-        self.max_epochs = max_epochs
-        self.tol = tol
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.warm_start = warm_start
-        self.warmup = warmup
-        self.verbose = verbose
-        self.surrogate_params = surrogate_params
-        self.search_params = search_params
-        self.learner_params = learner_params
+        _init_params(self, locals())
 
     def _check_params(self) -> None:
         super()._check_params()
@@ -129,76 +122,28 @@ class DependencySVM(StructuredSVM):
             "label_weight": float(self.label_weight),
         }
 
-    def _gold(self, sentences: list[Any]) -> list[Any]:
-        from bicrit.structures.dependency import _field
+    def _pairs(self, X: Any, Y: Any) -> tuple[list[Any], list[Any]]:
+        """Sentences and their trees (``Y``, or the sentences' own ``heads``/``deprels``)."""
+        from bicrit.structures.dependency import sentence_trees
 
-        out = []
-        for i, s in enumerate(sentences):
-            heads = _field(s, "heads")
-            if heads is None:
-                raise InvalidInputError(f"sentence {i} has no 'heads': pass Y")
-            if self.labeled:
-                rels = _field(s, "deprels")
-                if rels is None:
-                    raise InvalidInputError(f"sentence {i} has no 'deprels': pass Y")
-                out.append((np.asarray(heads), list(rels)))
-            else:
-                out.append(np.asarray(heads))
-        return out
-
-    def _prepare_fit(self, X: Any, Y: Any) -> tuple[Any, Any]:
         sentences = sentences_of(X)
         if not sentences:
             raise InvalidInputError("X holds no sentences")
-        if Y is None:
-            Y = self._gold(sentences)
-        Y = list(Y)
-        if len(Y) != len(sentences):
-            raise InvalidInputError(f"X has {len(sentences)} sentences but Y has {len(Y)} labels")
-        return sentences, Y
-
-    def _prepare_inputs(self, X: Any) -> Any:
-        return sentences_of(X)
-
-    def _decode(self, P: Any) -> Any:
-        s = self.structure_
-        if not s.labeled:
-            return [np.asarray(p) for p in P]
-        return [(np.asarray(h), s.relation_names(r)) for h, r in P]
-
-    def _pairs(self, X: Any, Y: Any) -> tuple[list[Any], list[Any]]:
-        sentences = sentences_of(X)
-        gold = self._gold(sentences) if Y is None else list(Y)
+        gold = sentence_trees(sentences, bool(self.labeled)) if Y is None else list(Y)
         if len(gold) != len(sentences):
             raise InvalidInputError(
                 f"X has {len(sentences)} sentences but Y has {len(gold)} labels"
             )
         return sentences, gold
 
-    def score(self, X: Any, Y: Any = None) -> float:
-        """UAS over all tokens (``Y`` defaults to the sentences' own trees)."""
-        from bicrit import metrics
+    def _prepare_fit(self, X: Any, Y: Any, source: Any = None) -> tuple[Any, Any]:
+        return self._pairs(X, Y)
 
-        sentences, gold = self._pairs(X, Y)
-        P = self.predict(sentences)
-        gh = [np.asarray(g[0] if self.labeled else g) for g in gold]
-        ph = [np.asarray(p[0] if self.labeled else p) for p in P]
-        return float(metrics.uas(gh, ph))
+    def _prepare_inputs(self, X: Any) -> Any:
+        return sentences_of(X)
 
-    def report(self, X: Any, Y: Any = None) -> dict[str, float]:
-        """:func:`bicrit.metrics.dependency_report` (UAS, LAS, sentence averages, exact match)."""
-        from bicrit import metrics
-
-        sentences, gold = self._pairs(X, Y)
-        P = self.predict(sentences)
-        if self.labeled:
-            return metrics.dependency_report(
-                [np.asarray(g[0]) for g in gold],
-                [p[0] for p in P],
-                [list(map(str, g[1])) for g in gold],
-                [p[1] for p in P],
-            )
-        return metrics.dependency_report([np.asarray(g) for g in gold], P)
+    def _score_labels(self, X: Any, Y: Any, P: Any = None) -> list[Any]:
+        return self._pairs(X, Y)[1]
 
     @property
     def relations_(self) -> list[str]:

@@ -8,8 +8,10 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from bicrit import datasets
 from bicrit.errors import InvalidInputError, InvalidParameterError
-from bicrit.estimators.base import StructuredSVM
+from bicrit.estimators import validation
+from bicrit.estimators.structured import StructuredSVM, _init_params
 
 __all__ = ["MultiLabelSVM"]
 
@@ -35,12 +37,15 @@ class MultiLabelSVM(StructuredSVM):
         Standardize the features inside the model: dense columns to zero mean and unit variance,
         sparse columns to unit maximum absolute value (no centering, sparsity kept). The
         statistics are learned in ``fit`` and saved with the model. Unscaled features make SGD
-        and BCFW diverge (DESIGN §9); turn it off only for features already scaled.
+        and BCFW diverge (docs/architecture.md, Learners); turn it off only for features
+        already scaled.
     The other parameters are :class:`StructuredSVM`'s.
 
     Attributes: those of :class:`StructuredSVM`, ``scale_mean_``/``scale_std_`` (the scaling
     learned in ``fit``, None when off) and ``label_names_`` (from a dataset, else None).
     """
+
+    dataset_type = datasets.MultiLabelDataset
 
     def __init__(
         self,
@@ -62,54 +67,39 @@ class MultiLabelSVM(StructuredSVM):
         search_params: Mapping[str, Any] | None = None,
         learner_params: Mapping[str, Any] | None = None,
     ) -> None:
-        self.edges = edges
-        self.inference = inference
-        self.scale = scale
-        self.surrogate = surrogate
-        self.search = search
-        self.learner = learner
-        self.C = C
-        self.max_epochs = max_epochs
-        self.tol = tol
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.warm_start = warm_start
-        self.warmup = warmup
-        self.verbose = verbose
-        self.surrogate_params = surrogate_params
-        self.search_params = search_params
-        self.learner_params = learner_params
+        _init_params(self, locals())
 
     def _structure_spec(self) -> tuple[Any, dict[str, Any]]:
         edges = self.edges
         if isinstance(edges, np.ndarray):
             edges = edges.tolist()
-        return "multilabel", {"edges": edges, "inference": self.inference}
+        return "multilabel", {
+            "edges": edges,
+            "inference": self.inference,
+            "label_names": getattr(self, "label_names_", None),
+        }
 
     def _check_params(self) -> None:
         super()._check_params()
         if not isinstance(self.scale, bool | np.bool_):
             raise InvalidParameterError(f"scale must be True or False, got {self.scale!r}")
 
-    @staticmethod
-    def _unpack(X: Any, Y: Any) -> tuple[Any, Any]:
+    def _split(self, X: Any, Y: Any) -> tuple[Any, Any]:
         from bicrit.datasets import MultiLabelDataset
 
         if isinstance(X, MultiLabelDataset):
             return X.X, X.Y if Y is None else Y
         return X, Y
 
-    def _prepare_fit(self, X: Any, Y: Any) -> tuple[Any, Any]:
-        from bicrit.datasets import MultiLabelDataset
-
-        if isinstance(X, MultiLabelDataset):
-            self.label_names_ = list(X.label_names)
+    def _prepare_fit(self, X: Any, Y: Any, source: Any = None) -> tuple[Any, Any]:
+        names = getattr(source, "label_names", None)
+        if names is not None:
+            self.label_names_ = list(names)
         elif not (self.warm_start and hasattr(self, "coef_")):
             self.label_names_ = None
-        X, Y = self._unpack(X, Y)
         if Y is None:
             raise InvalidInputError("Y is required (an (n, K) 0/1 array) unless X is a dataset")
-        X = self._as_matrix(X)
+        X = self._as_matrix(X, fitting=True)
         continuing = bool(self.warm_start) and hasattr(self, "coef_")
         if self.scale and not continuing:
             self._fit_scaler(X)
@@ -117,19 +107,9 @@ class MultiLabelSVM(StructuredSVM):
             self.scale_mean_ = self.scale_std_ = None
         return self._transform(X), Y
 
-    @staticmethod
-    def _as_matrix(X: Any) -> Any:
-        if sp.issparse(X):
-            if X.ndim != 2:
-                raise InvalidInputError(f"X must be 2-D, got {X.ndim}-D")
-            return sp.csr_array(X, dtype=np.float64)
-        try:
-            A = np.asarray(X, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise InvalidInputError(f"X must be a numeric array or sparse matrix ({exc})") from None
-        if A.ndim != 2:
-            raise InvalidInputError(f"X must be 2-D (instances × features), got {A.ndim}-D")
-        return A
+    def _as_matrix(self, X: Any, fitting: bool = False) -> Any:
+        X = validation.check_matrix(X, self, fitting=fitting)
+        return sp.csr_array(X, dtype=np.float64) if sp.issparse(X) else X.astype(np.float64)
 
     def _fit_scaler(self, X: Any) -> None:
         if X.shape[0] == 0:
@@ -157,31 +137,13 @@ class MultiLabelSVM(StructuredSVM):
         return (X - mean) / std if mean is not None else X / std
 
     def _prepare_inputs(self, X: Any) -> Any:
-        X, _ = self._unpack(X, None)
         return self._transform(self._as_matrix(X))
 
-    def _prepare_labels(self, Y: Any) -> Any:
-        return Y
-
-    def score(self, X: Any, Y: Any = None) -> float:
-        """Subset accuracy on ``(X, Y)`` (``Y`` defaults to a dataset's labels)."""
-        X, Y = self._unpack(X, Y)
-        if Y is None:
-            raise InvalidInputError("Y is required unless X is a dataset")
-        from bicrit import metrics
-
-        return float(metrics.subset_accuracy(Y, self.predict(X)))
-
-    def report(self, X: Any, Y: Any = None) -> dict[str, float]:
-        """Every multi-label metric of :func:`bicrit.metrics.multilabel_report` on ``(X, Y)``:
-        subset and example-based (Jaccard) accuracy, Hamming loss, micro-, macro- and
-        example-based F1."""
-        X, Y = self._unpack(X, Y)
-        if Y is None:
-            raise InvalidInputError("Y is required unless X is a dataset")
-        from bicrit import metrics
-
-        return metrics.multilabel_report(Y, self.predict(X))
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True  # Y is an (n, K) 0/1 indicator matrix
+        tags.target_tags.single_output = False
+        return tags
 
     def _extra_config(self) -> dict[str, Any]:
         return {
@@ -189,13 +151,13 @@ class MultiLabelSVM(StructuredSVM):
             "label_names": getattr(self, "label_names_", None),
         }
 
-    def _export(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-        config, arrays = super()._export()
+    def _extra_arrays(self) -> dict[str, np.ndarray]:
+        arrays = {}
         if getattr(self, "scale_std_", None) is not None:
             arrays["scale_std"] = self.scale_std_
             if self.scale_mean_ is not None:
                 arrays["scale_mean"] = self.scale_mean_
-        return config, arrays
+        return arrays
 
     def _import_extra(self, config: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> None:
         self.scale_std_ = arrays.get("scale_std")

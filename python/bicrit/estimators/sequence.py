@@ -7,8 +7,10 @@ from typing import Any
 
 import numpy as np
 
+from bicrit import datasets
 from bicrit.errors import InvalidInputError, InvalidParameterError
-from bicrit.estimators.base import StructuredSVM
+from bicrit.estimators.structured import StructuredSVM, _init_params
+from bicrit.structures.chain import is_iob
 
 __all__ = ["SequenceSVM"]
 
@@ -22,8 +24,15 @@ def _is_token_lists(X: Any) -> bool:
     return isinstance(first, list | tuple) and (not first or isinstance(first[0], str))
 
 
-def _is_iob(tags: list[str]) -> bool:
-    return bool(tags) and all(t == "O" or t[:2] in ("B-", "I-") for t in tags)
+def _check_not_raw_tokens(X: Any) -> None:
+    """Sequences of scalars that are not strings are neither tokens nor feature matrices."""
+    if isinstance(X, list | tuple) and X and isinstance(X[0], list | tuple) and X[0]:
+        tok = X[0][0]
+        if np.isscalar(tok) and not isinstance(tok, str):
+            raise InvalidInputError(
+                f"X[0][0] is {tok!r} ({type(tok).__name__}): tokens must be strings; pass token "
+                "lists of str, a SequenceDataset, or featurized (tokens × features) matrices"
+            )
 
 
 def _order_tags(tags: set[str]) -> list[str]:
@@ -56,16 +65,17 @@ class SequenceSVM(StructuredSVM):
     learner : str, default "auto"
         ``"auto"`` trains with BCFW (line search, no step size to tune) the surrogates that
         allow it — margin, slack, β, generalized, Micro-F1 — and with SGD (Pegasos schedule)
-        ProbLoss and the log loss (:func:`bicrit.estimators.base.auto_learner`). Measured on
-        832 CoNLL-2002 Spanish sentences (dev = 30 % of ``esp.testa``): SGD's default Pegasos
-        step 1/(λt) reached dev entity F1 .51 after 5 epochs (margin) and .39 / .30 after 10
-        (slack; slack with the segment loss); BCFW .63 and .64 — ``benches/RESULTS-sequence.md``,
-        ``benches/learners/bench_sequence_default.py``. ProbLoss learns
+        ProbLoss and the log loss (:func:`bicrit.learners.auto_learner`): on CoNLL-2002 BCFW
+        reaches a better dev entity F1 in fewer epochs than SGD's default Pegasos step
+        (``benches/RESULTS-sequence.md``, ``benches/learners/bench_sequence_default.py``).
+        ProbLoss learns
         nothing from scratch on chains (its subgradient vanishes at large margins), so its
         fits warm up with margin rescaling for half of ``max_epochs`` (``warmup="auto"``, see
         :class:`StructuredSVM`), as :mod:`bicrit.reproduce.ner` does.
     The other parameters are :class:`StructuredSVM`'s. Hashed binary features need no scaling.
     """
+
+    dataset_type = datasets.SequenceDataset
 
     def __init__(
         self,
@@ -86,22 +96,7 @@ class SequenceSVM(StructuredSVM):
         search_params: Mapping[str, Any] | None = None,
         learner_params: Mapping[str, Any] | None = None,
     ) -> None:
-        self.featurizer = featurizer
-        self.loss = loss
-        self.surrogate = surrogate
-        self.search = search
-        self.learner = learner
-        self.C = C
-        self.max_epochs = max_epochs
-        self.tol = tol
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.warm_start = warm_start
-        self.warmup = warmup
-        self.verbose = verbose
-        self.surrogate_params = surrogate_params
-        self.search_params = search_params
-        self.learner_params = learner_params
+        _init_params(self, locals())
 
     def _check_params(self) -> None:
         super()._check_params()
@@ -136,20 +131,19 @@ class SequenceSVM(StructuredSVM):
             return (X.X, X.offsets)
         if isinstance(X, list | tuple) and len(X) == 0:
             raise InvalidInputError("X holds no sequences")
+        _check_not_raw_tokens(X)
         return X
 
-    @staticmethod
-    def _unpack(X: Any, Y: Any) -> tuple[Any, Any]:
+    def _split(self, X: Any, Y: Any) -> tuple[Any, Any]:
         from bicrit.datasets import SequenceDataset
 
         if isinstance(X, SequenceDataset) and Y is None:
             return X, X.tags
         return X, Y
 
-    def _prepare_fit(self, X: Any, Y: Any) -> tuple[Any, Any]:
+    def _prepare_fit(self, X: Any, Y: Any, source: Any = None) -> tuple[Any, Any]:
         from bicrit.datasets import SequenceDataset, detect_tag_scheme
 
-        X, Y = self._unpack(X, Y)
         if Y is None:
             raise InvalidInputError("Y is required (tags per sequence) unless X is a dataset")
         Y = list(Y) if not isinstance(Y, np.ndarray) else Y
@@ -161,7 +155,7 @@ class SequenceSVM(StructuredSVM):
             else:
                 tags = _order_tags({t for seq in Y for t in seq})
             self.tags_ = tags
-            self.iob_ = _is_iob(tags)
+            self.iob_ = is_iob(tags)
             if self.iob_:
                 if isinstance(X, SequenceDataset):
                     scheme = X.tag_scheme.lower()
@@ -209,52 +203,20 @@ class SequenceSVM(StructuredSVM):
             return (hs.X, hs.offsets)
         return self._features(X)
 
-    def _decode(self, P: Any) -> Any:
-        if getattr(self, "tags_", None) is None:
-            return [np.asarray(p) for p in P]
-        names = np.asarray(self.tags_, dtype=object)
-        return [names[np.asarray(p, dtype=np.int64)].tolist() for p in P]
-
-    def _gold(self, X: Any, Y: Any, lengths: list[int]) -> list[Any]:
-        X, Y = self._unpack(X, Y)
+    def _score_labels(self, X: Any, Y: Any, P: Any = None) -> list[Any]:
         if Y is None:
             raise InvalidInputError("Y is required unless X is a dataset")
         gold = list(Y)
-        if gold and np.ndim(gold[0]) == 0:  # one flat array over all tokens
-            gold = np.split(np.asarray(gold), np.cumsum(lengths)[:-1])
-        if len(gold) != len(lengths):
-            raise InvalidInputError(f"X has {len(lengths)} sequences but Y has {len(gold)}")
+        if gold and np.ndim(gold[0]) == 0 and P is not None:  # one flat array over all tokens
+            gold = np.split(np.asarray(gold), np.cumsum([len(p) for p in P])[:-1])
+        if P is not None and len(gold) != len(P):
+            raise InvalidInputError(f"X has {len(P)} sequences but Y has {len(gold)}")
         return gold
-
-    def score(self, X: Any, Y: Any = None) -> float:
-        """Entity micro-F1 for IOB tags, else token accuracy (class docstring)."""
-        from bicrit import metrics
-
-        P = self.predict(X)
-        gold = self._gold(X, Y, [len(p) for p in P])
-        if getattr(self, "iob_", False):
-            gold = [list(map(str, g)) for g in gold]
-            return float(metrics.entity_scores(gold, P)["micro"]["f1"])
-        g = np.concatenate([np.asarray(y).ravel() for y in gold]).astype(str)
-        p = np.concatenate([np.asarray(y).ravel() for y in P]).astype(str)
-        if g.shape != p.shape:
-            raise InvalidInputError(f"Y has {g.size} tokens but X has {p.size}")
-        return float(np.mean(g == p))
-
-    def report(self, X: Any, Y: Any = None) -> dict[str, Any]:
-        """:func:`bicrit.metrics.sequence_report` (IOB tags) or the token accuracy."""
-        from bicrit import metrics
-
-        P = self.predict(X)
-        gold = self._gold(X, Y, [len(p) for p in P])
-        if getattr(self, "iob_", False):
-            return metrics.sequence_report([list(map(str, g)) for g in gold], P)
-        return {"token_accuracy": self.score(X, Y)}
 
     # -- model file ----------------------------------------------------------------------------
 
     def _params_config(self) -> dict[str, Any]:
-        from bicrit.estimators.base import ctor_params
+        from bicrit.estimators.pieces import ctor_params
 
         out = super()._params_config()
         f = self.featurizer
@@ -265,7 +227,7 @@ class SequenceSVM(StructuredSVM):
         return out
 
     def _extra_config(self) -> dict[str, Any]:
-        from bicrit.estimators.base import ctor_params
+        from bicrit.estimators.pieces import ctor_params
 
         fp = ctor_params(self.featurizer_)
         fp["columns"] = list(fp.get("columns", ()))
@@ -294,3 +256,4 @@ class SequenceSVM(StructuredSVM):
         self.iob_ = bool(config.get("iob"))
         self.featurizer_ = SequenceFeaturizer(**dict(config["featurizer_"]))
         self._fit_tags = self.tags_
+        self._fit_scheme = getattr(self.structure_, "scheme", "iob2")

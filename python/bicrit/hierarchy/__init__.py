@@ -1,4 +1,5 @@
-"""Hierarchy: label hierarchies (trees and DAGs) for hierarchical classification, DESIGN §6.
+"""Hierarchy: label hierarchies (trees and DAGs) for hierarchical classification
+(docs/architecture.md, Hierarchies).
 
 * :class:`Hierarchy` — an immutable, validated rooted tree or DAG of named nodes;
 * node weights α of NHSVM (:func:`power_alpha`, :func:`maxmin_alpha`, :func:`node_weights`,

@@ -1,6 +1,6 @@
 """Node weights α of the Normalized Hierarchical SVM and the α step of Shared SVM (thesis
 hierarchical chapter, §"Normalized Hierarchical SVM" and §"Optimizing with the shared norm";
-DESIGN §6). Solvers in ``rust/bicrit-hierarchy``.
+docs/architecture.md, Hierarchies). Solvers in ``rust/bicrit-hierarchy``.
 
 Every solver constrains, for each leaf ``l``, the sum of α over ``Ā(l)`` — the leaf with all its
 ancestors, the root included (in a DAG the union of its paths to the root):
@@ -16,7 +16,7 @@ ancestors, the root included (in a DAG the union of its paths to the root):
   T = 1.5 on its DAGs): pass ``relaxed=True`` (``T`` defaults to 1.5).
 * :func:`shared_alpha` — Shared SVM's α step ``min Σ ‖U_n‖²/α_n`` with ``Σ_{Ā(l)} α ≤ 1`` (eq.
   ``optimize_alpha``): ArgminAlphaTree in O(M) on trees (Alg. ``argmin_alpha`` with the slips of
-  DESIGN §3 fixed), a second-order-cone program on DAGs.
+  docs/architecture.md, Hierarchies, fixed), a second-order-cone program on DAGs.
 * :func:`flat_alpha` — α = 1 on the leaves, 0 elsewhere (the flat multiclass baseline).
 
 **Labels ending at internal nodes.** The constraints are written over the leaves of the graph
@@ -242,7 +242,7 @@ def keep_positive(
 ) -> np.ndarray:
     """``(1 − eps)·alpha + eps·reference``: a weight vector that stays feasible (both inputs
     satisfy the same leaf-sum constraints, a convex set) and positive wherever ``reference`` is
-    — the guard DESIGN §3 asks for in Shared SVM's alternating optimisation (α_n = 0 is
+    — the guard Shared SVM's alternating optimisation needs (α_n = 0 is
     absorbing under U = √α·V; use NHSVM's ρ = 2 weights as the reference)."""
     eps = float(eps)
     if not 0.0 <= eps <= 1.0:

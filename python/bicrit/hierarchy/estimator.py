@@ -1,46 +1,17 @@
-"""``HierarchicalSVM``: flat SVM, HSVM, NHSVM, NHSVM3 and Shared SVM behind one scikit-learn
-estimator (thesis hierarchical chapter; DESIGN §6; issue 6).
-
-=========== =============================================================================
-model       what is trained
-=========== =============================================================================
-``flat``    multiclass SVM over the leaves: α = 1 on the leaves, 0 elsewhere (the thesis's
-            flat baseline); 0/1 loss over leaves (single label), leaf Hamming (multi-label)
-``hsvm``    HSVM (Cai & Hofmann): one weight row per node, score = sum over the label's nodes,
-            node-Hamming (tree distance) loss
-``nhsvm``   NHSVM (eq. ``NHSVM``): node weights α from the power problem ``min Σ α^ρ``
-            (:func:`~bicrit.hierarchy.node_weights`; ρ = 1 the max-min LP; ``T`` the relaxed DAG
-            constraint ``1 ≤ Σ ≤ T``), feature map scaled by √α, normalized loss
-            √(Σ_{y △ y_i} α) (single label) or the leaf-Hamming approximation (multi-label)
-``nhsvm3``  NHSVM3 (eq. ``NHSVM3``): ``max(0, max_{y ≠ y_i} m(y)/‖Λ̃(y) − Λ̃(y_i)‖ + 1)``,
-            single label only; trained by its own native Pegasos-SGD learner over the
-            structure's ratio oracle (the loss is not a bi-criteria surrogate, so the generic
-            learners cannot run it): same C, ``batch_size``, ``n_jobs`` and ``random_state``
-            as ``learner="sgd"``, η_t = 1/(λ(t + 1)), t-weighted averaging
-``ssvm``    Shared SVM (eq. ``SSVMp``): alternating optimisation — ``alpha_every`` epochs of the
-            learner on V with U = √α·V, then the α step ``argmin Σ‖U_n‖²/α_n`` (ArgminAlphaTree
-            in O(M) on trees, a conic program on DAGs; :func:`~bicrit.hierarchy.shared_alpha`),
-            V ← U/√α, until the objective changes by less than ``tol`` (relative) or
-            ``max_alternations``. α starts from the ρ = 2 weights with α_root = 0 (the root cancels
-            in every margin, so the optimum has α_root = 0) and is kept positive by
-            mixing in ``alpha_eps`` of them (:func:`~bicrit.hierarchy.keep_positive`; α = 0 is
-            absorbing, DESIGN §3). The loss is fixed while α moves, as eq. ``SSVMp`` asks
-            ("Δ̃(y, y_i) = Δ(l, l_i): we no longer normalize the margins, only the
-            regularization"); the thesis does not name Δ, so ``ssvm_loss`` picks it (single
-            label): ``"normalized"`` — √(Σ_{y △ y_i} α) frozen at the *starting* α — or
-            ``"hamming"`` — the un-normalized node Hamming distance Δ^H of eq. ``HSVM`` (the
-            thesis's example Δ) — or ``"zero_one"`` — 1[l ≠ l_i]. Multi-label: leaf Hamming
-=========== =============================================================================
+"""``HierarchicalSVM``: flat SVM, HSVM, NHSVM, NHSVM3 and Shared SVM as one
+:class:`~bicrit.StructuredSVM` over the ``hierarchy`` structure (thesis hierarchical chapter).
+The models are the strategies of :mod:`bicrit.hierarchy.models`; validation, the fit driver,
+history, save/load and C="auto" are the :class:`~bicrit.StructuredSVM`'s.
 
 **Objective and C.** Every model minimises ``½‖V‖² + C·Σ_i ℓ_i`` (scikit-learn's C multiplies
-the loss, DESIGN §3 "C"). The thesis writes ``λ Σ‖W_n‖² + Σ ℓ_i``, so ``C = 1/(2λ)``; its grid
+the loss). The thesis writes ``λ Σ‖W_n‖² + Σ ℓ_i``, so ``C = 1/(2λ)``; its grid
 λ ∈ {1e-8 … 1e2} is C ∈ {5e-3 … 5e7}.
 
 **Labels.** ``Y`` is a sequence of label sets: node ids of the hierarchy, ancestor-closed, with or
 without the root (the convention of :mod:`bicrit.datasets`' Clus HMC loader and synthetic
 generators), or a 1-D array of node ids, one terminal node per instance (its ancestors are
-added). Predictions come back in the loader's convention: sorted int64 ids, root excluded.
-``labels`` chooses the label space:
+added). A hierarchy dataset as ``X`` brings its labels and its hierarchy. Predictions come back
+in the loader's convention: sorted int64 ids, root excluded. ``labels`` chooses the label space:
 
 * ``"auto"`` (default) — leaf-terminated labels; an internal node that ends some training label
   gets a virtual leaf under it (:func:`~bicrit.hierarchy.add_virtual_leaves`), so data like the
@@ -54,11 +25,11 @@ added). Predictions come back in the loader's convention: sorted int64 ids, root
 
 Multi-label on a DAG with ``labels="auto"`` trains and predicts in the ancestor-closed space
 (exact by one min-cut per inference, after the virtual leaves are added): the leaf-terminated
-space needs an LP relaxation, and an integer program when it is fractional, for every inference
-(measured ~0.5 s per inference on pheno_GO's 3,186 nodes). Pass ``labels="leaves"`` for it.
+space needs an LP relaxation, and an integer program when it is fractional, for every inference,
+far slower on large DAGs (``benches/hierarchy/RESULTS.md``). Pass ``labels="leaves"`` for it.
 
 ``multilabel=None`` detects it: multi-label as soon as a training label has two terminals.
-Multi-label inference is exact (O(M) DP on trees, min-cut / LP+IP on DAGs, DESIGN §4).
+Multi-label inference is exact (O(M) DP on trees, min-cut / LP+IP on DAGs).
 
 **Scores.** :meth:`HierarchicalSVM.score` is the hierarchical micro-F1 (Kiritchenko et al.,
 root excluded) for multi-label models and exact-match accuracy for single-label ones.
@@ -70,53 +41,36 @@ as their original node ids — a virtual leaf is reported as its parent), the sc
 learners take CSR rows). Weights are M·d float64 values in the learner; for LSHTC-sized problems
 hash the features to ``n_hashed_features`` columns (signed hashing, the model then keeps
 ``M·n_hashed_features`` weights). ``layout="auto"`` uses the structure's feature-major layout
-when the hierarchy has more than 200 nodes. Features should be standardised (DESIGN §9).
+when the hierarchy has more than 200 nodes. Features should be standardised (SGD and BCFW take
+steps proportional to them).
 """
 
 from __future__ import annotations
 
-import time
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_is_fitted
 
+from bicrit.datasets.clus_hmc import HierarchyDataset
 from bicrit.errors import (
     IncompatibleError,
     InvalidInputError,
     InvalidParameterError,
 )
-from bicrit.hierarchy.alpha import (
-    flat_alpha,
-    keep_positive,
-    node_weights,
-    power_alpha,
-    shared_alpha,
-)
+from bicrit.estimators import validation
+from bicrit.estimators.model_format import register_estimator
+from bicrit.estimators.structured import StructuredSVM, _init_params
 from bicrit.hierarchy.graph import Hierarchy
 from bicrit.hierarchy.labels import add_virtual_leaves, check_labels, terminals
+from bicrit.hierarchy.models import MODELS, model
+from bicrit.learners.fit import FitResult, Training
 
 __all__ = ["MODELS", "SSVM_LOSSES", "HierarchicalSVM"]
 
-MODELS = ("flat", "hsvm", "nhsvm", "nhsvm3", "ssvm")
-"""The models of :class:`HierarchicalSVM`."""
-
 SSVM_LOSSES = ("normalized", "hamming", "zero_one")
 """Shared SVM's fixed single-label losses (``ssvm_loss``)."""
-
-_HISTORY_COLUMNS = (
-    "round",
-    "phase",
-    "epoch",
-    "objective",
-    "loss",
-    "norm_sq",
-    "gap",
-    "inferences",
-    "time",
-)
 
 _PREDICT_CHUNK = 2048  # rows scored at once (keeps the n × M score block small)
 
@@ -145,7 +99,11 @@ def _hash_columns(X: sp.csr_array, n_out: int) -> sp.csr_array:
     return out
 
 
-class HierarchicalSVM(BaseEstimator):
+def _is_hierarchy_dataset(X: Any) -> bool:
+    return isinstance(getattr(X, "hierarchy", None), Hierarchy) and hasattr(X, "Y")
+
+
+class HierarchicalSVM(StructuredSVM):
     """Hierarchical classification with flat SVM, HSVM, NHSVM, NHSVM3 or Shared SVM (see the
     module docstring for the models, the label conventions and C).
 
@@ -153,9 +111,11 @@ class HierarchicalSVM(BaseEstimator):
     ----------
     hierarchy:
         A :class:`~bicrit.hierarchy.Hierarchy`, or a dataset with a ``.hierarchy`` (the Clus HMC
-        loader's :class:`~bicrit.datasets.HierarchyDataset`, the synthetic generators).
+        loader's :class:`~bicrit.datasets.HierarchyDataset`, the synthetic generators); ``None``
+        takes the hierarchy of the dataset passed to :meth:`fit`.
     model:
-        ``"flat"``, ``"hsvm"``, ``"nhsvm"``, ``"nhsvm3"`` or ``"ssvm"``.
+        ``"flat"``, ``"hsvm"``, ``"nhsvm"``, ``"nhsvm3"`` or ``"ssvm"``
+        (:mod:`bicrit.hierarchy.models`).
     rho:
         ρ of NHSVM's power problem (``nhsvm``, ``nhsvm3``; ρ = 1: the max-min LP). SSVM starts
         from ρ = 2.
@@ -166,19 +126,7 @@ class HierarchicalSVM(BaseEstimator):
         Count the root in NHSVM's α problem (the thesis's). The root is in every label, so its
         block cancels in every margin; ``False`` fixes α_root = 0, which only rescales the other
         weights — use it for ρ close to 1, where the root would take almost everything
-        (:func:`~bicrit.hierarchy.power_alpha`). SSVM ignores it: its optimum has α_root = 0,
-        and it starts from the ρ = 2 weights with α_root = 0.
-    surrogate, search, learner:
-        As in :mod:`bicrit.learners` (``search="auto"`` is ``"convex-hull"``). ``nhsvm3`` has its
-        own SGD loop and needs ``surrogate="margin"``, ``learner="sgd"``.
-    C:
-        Loss weight (> 0); see the module docstring for the thesis's λ.
-    max_epochs, tol:
-        Epochs of the learner (per alternation for ``ssvm``: ``alpha_every``), stopping when the
-        learner reports convergence or the epoch objective changes by less than ``tol``
-        (relative).
-    n_jobs, random_state:
-        Threads and seed of the learner (results do not depend on ``n_jobs``; ``None`` seeds 0).
+        (:func:`~bicrit.hierarchy.power_alpha`). SSVM ignores it.
     multilabel:
         ``None`` detects it from the training labels.
     labels:
@@ -195,12 +143,13 @@ class HierarchicalSVM(BaseEstimator):
         ``"auto"``, ``"node"`` or ``"feature"`` (the ``hierarchy`` structure's weight layout).
     batch_size:
         Instances per SGD step (the native learner's and NHSVM3's).
-    learner_params:
-        More parameters of the learner (:data:`bicrit.learners.LEARNERS`).
+    The other parameters are :class:`~bicrit.StructuredSVM`'s (``max_epochs`` counts epochs per
+    alternation for ``ssvm``: ``alpha_every``; ``nhsvm3`` needs ``surrogate="margin"`` and
+    ``learner="sgd"``).
 
     Attributes
     ----------
-    coef_ : ndarray of shape (n_nodes_, n_features_in_)
+    coef_ : ndarray of shape (n_nodes_, n_features_)
         Effective node rows ``U_n = √α_n·V_n`` (``V_n`` for HSVM): the score of a label is the
         sum of ``U_n·x`` over its nodes.
     alpha_ : ndarray of shape (n_nodes_,)
@@ -211,9 +160,11 @@ class HierarchicalSVM(BaseEstimator):
         Leaves of the label space as original node ids (the columns of decision_function).
     multilabel_ : bool
     history_ : polars.DataFrame
-        One row per epoch (``phase="v"``) and, for ``ssvm``, per α step (``phase="alpha"``,
-        ``objective`` exact at the new α and ``V``).
+        One row per epoch (``phase="v"``, ``round`` the alternation) and, for ``ssvm``, per α
+        step (``phase="alpha"``, ``objective`` exact at the new α and ``V``).
     """
+
+    dataset_type = HierarchyDataset
 
     def __init__(
         self,
@@ -225,9 +176,9 @@ class HierarchicalSVM(BaseEstimator):
         surrogate: Any = "margin",
         search: Any = "auto",
         learner: str = "sgd",
-        C: float = 1.0,
+        C: float | str = 1.0,
         max_epochs: int = 30,
-        tol: float = 1e-3,
+        tol: float | None = 1e-3,
         n_jobs: int | None = None,
         random_state: int | None = None,
         multilabel: bool | None = None,
@@ -239,52 +190,28 @@ class HierarchicalSVM(BaseEstimator):
         n_hashed_features: int | None = None,
         layout: str = "auto",
         batch_size: int = 1,
-        learner_params: dict[str, Any] | None = None,
+        warm_start: bool = False,
+        warmup: int | str = "auto",
+        verbose: int = 0,
+        surrogate_params: Mapping[str, Any] | None = None,
+        search_params: Mapping[str, Any] | None = None,
+        learner_params: Mapping[str, Any] | None = None,
     ) -> None:
-        self.hierarchy = hierarchy
-        self.model = model
-        self.rho = rho
-        self.T = T
-        self.include_root = include_root
-        self.surrogate = surrogate
-        self.search = search
-        self.learner = learner
-        self.C = C
-        self.max_epochs = max_epochs
-        self.tol = tol
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.multilabel = multilabel
-        self.labels = labels
-        self.alpha_every = alpha_every
-        self.max_alternations = max_alternations
-        self.alpha_eps = alpha_eps
-        self.ssvm_loss = ssvm_loss
-        self.n_hashed_features = n_hashed_features
-        self.layout = layout
-        self.batch_size = batch_size
-        self.learner_params = learner_params
+        _init_params(self, locals())
 
     # ------------------------------------------------------------------ validation
 
     def _check_params(self) -> None:
-        if self.model not in MODELS:
-            raise InvalidParameterError(f"model must be one of {MODELS}, got {self.model!r}")
+        super()._check_params()
+        m = model(self.model)
         if self.labels not in ("auto", "leaves", "any"):
             raise InvalidParameterError(
                 f"labels must be 'auto', 'leaves' or 'any', got {self.labels!r}"
-            )
-        if self.labels == "any" and self.model == "nhsvm3":
-            raise IncompatibleError(
-                "labels='any' cannot train model='nhsvm3': its ratio oracle enumerates leaf paths"
             )
         if self.layout not in ("auto", "node", "feature"):
             raise InvalidParameterError(
                 f"layout must be 'auto', 'node' or 'feature', got {self.layout!r}"
             )
-        c = self.C
-        if isinstance(c, bool) or not isinstance(c, int | float) or not np.isfinite(c) or c <= 0:
-            raise InvalidParameterError(f"C must be a finite number > 0, got {c!r}")
         r = self.rho
         if isinstance(r, bool) or not isinstance(r, int | float) or not (1.0 <= r < np.inf):
             raise InvalidParameterError(f"rho must be a number ≥ 1, got {r!r}")
@@ -292,12 +219,10 @@ class HierarchicalSVM(BaseEstimator):
             isinstance(self.T, int | float) and np.isfinite(self.T) and self.T >= 1
         ):
             raise InvalidParameterError(f"T must be None or a finite number ≥ 1, got {self.T!r}")
-        for name in ("max_epochs", "alpha_every", "max_alternations", "batch_size"):
+        for name in ("alpha_every", "max_alternations", "batch_size"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 1:
                 raise InvalidParameterError(f"{name} must be an int ≥ 1, got {v!r}")
-        if not (isinstance(self.tol, int | float) and self.tol >= 0):
-            raise InvalidParameterError(f"tol must be a number ≥ 0, got {self.tol!r}")
         if not (isinstance(self.alpha_eps, int | float) and 0 <= self.alpha_eps < 1):
             raise InvalidParameterError(f"alpha_eps must be in [0, 1), got {self.alpha_eps!r}")
         if self.ssvm_loss not in SSVM_LOSSES:
@@ -307,43 +232,41 @@ class HierarchicalSVM(BaseEstimator):
         nh = self.n_hashed_features
         if nh is not None and (isinstance(nh, bool) or not isinstance(nh, int) or nh < 1):
             raise InvalidParameterError(f"n_hashed_features must be None or an int ≥ 1, got {nh!r}")
-        if self.model == "nhsvm3" and (self.learner != "sgd" or self.surrogate != "margin"):
-            raise IncompatibleError(
-                "model='nhsvm3' trains with its own SGD loop over the ratio oracle: it needs "
-                f"learner='sgd' and surrogate='margin', got learner={self.learner!r}, "
-                f"surrogate={self.surrogate!r}"
+        m.check(self)
+
+    def _hierarchy0(self, source: Any = None) -> Hierarchy:
+        """The hierarchy the labels are written in: ``hierarchy``, else the dataset's."""
+        if self.hierarchy is None:
+            if source is not None and _is_hierarchy_dataset(source):
+                return source.hierarchy
+            raise InvalidParameterError(
+                "hierarchy is required: pass a Hierarchy, or fit on a hierarchy dataset"
             )
+        return _as_hierarchy(self.hierarchy)
 
     def _check_x(self, X: Any, *, fitting: bool) -> sp.csr_array:
-        if sp.issparse(X):
-            Xc = sp.csr_array(X)
-            if Xc.dtype not in (np.float32, np.float64):
-                Xc = Xc.astype(np.float64)
-        else:
-            try:
-                a = np.asarray(X)
-            except Exception as exc:
-                raise InvalidInputError(f"X must be a 2-D array or sparse matrix: {exc}") from None
-            if a.ndim != 2:
-                raise InvalidInputError(f"X must be 2-D (instances × features), got {a.ndim}-D")
-            if not np.issubdtype(a.dtype, np.number):
-                raise InvalidInputError(f"X must be numeric, got dtype {a.dtype}")
-            Xc = sp.csr_array(a.astype(np.float32 if a.dtype == np.float32 else np.float64))
-        if not np.all(np.isfinite(Xc.data)):
-            raise InvalidInputError(
-                "X has NaN or infinite values (the Clus HMC sets have missing features: load them "
-                "with impute='mean')"
-            )
-        d = Xc.shape[1]
-        if not fitting and d != self.n_features_in_:
-            raise InvalidInputError(
-                f"X has {d} features, but the model was fit on {self.n_features_in_}"
-            )
+        try:
+            X = validation.check_matrix(X, self, fitting=fitting)
+        except InvalidInputError as exc:
+            if "NaN" in str(exc) or "infinity" in str(exc):
+                raise InvalidInputError(
+                    f"{exc} (the Clus HMC sets have missing features: load them with "
+                    "impute='mean')"
+                ) from None
+            raise
+        Xc = sp.csr_array(X)  # float32 kept as given
         if self.n_hashed_features is not None:
             Xc = _hash_columns(Xc, int(self.n_hashed_features))
         return Xc
 
+    def _takes_matrix(self) -> bool:
+        return True
+
     def _check_y(self, h: Hierarchy, Y: Any, n: int) -> list[np.ndarray]:
+        if isinstance(Y, np.ndarray) and Y.ndim == 1 and Y.dtype.kind == "f":
+            if not np.all(np.isfinite(Y) & (np.round(Y) == Y)):
+                raise InvalidInputError("Y holds non-integer node ids")
+            Y = Y.astype(np.int64)
         if isinstance(Y, np.ndarray) and Y.ndim == 1 and np.issubdtype(Y.dtype, np.integer):
             out = []
             for i, t in enumerate(Y.tolist()):
@@ -355,8 +278,8 @@ class HierarchicalSVM(BaseEstimator):
                 out = [np.unique(np.asarray(list(y), dtype=np.int64)) for y in Y]
             except (TypeError, ValueError):
                 raise InvalidInputError(
-                    "Y must be a sequence of label sets (node-id sequences) or a 1-D int array of "
-                    "terminal node ids"
+                    "Unknown label type: Y must be a sequence of label sets (node-id sequences) "
+                    "or a 1-D int array of terminal node ids"
                 ) from None
             out = [y[y != h.root] for y in out]
             check_labels(h, out, leaves=False)
@@ -369,87 +292,22 @@ class HierarchicalSVM(BaseEstimator):
                 )
         return out
 
-    # ------------------------------------------------------------------ model pieces
+    # ------------------------------------------------------------------ hooks of StructuredSVM
 
-    def _alpha_and_loss(self, h: Hierarchy, multilabel: bool) -> tuple[np.ndarray, str, np.ndarray]:
-        """(α, loss kind, node loss weights) of the model on hierarchy ``h``."""
-        m = self.model
-        if m == "hsvm":
-            return np.ones(h.n_nodes), "node", np.ones(h.n_nodes)
-        if m == "flat":
-            a = flat_alpha(h)
-            # single label: two leaves differ in the symmetric difference, so 1/2 each gives 0/1
-            return (
-                a,
-                ("leaf" if multilabel else "node"),
-                (np.ones(h.n_nodes) if multilabel else a / 2),
+    def _split(self, X: Any, Y: Any) -> tuple[Any, Any]:
+        if _is_hierarchy_dataset(X):
+            return X.X, X.Y if Y is None else Y
+        return X, Y
+
+    def _prepare_fit(self, X: Any, Y: Any, source: Any = None) -> tuple[Any, Any]:
+        if Y is None:
+            raise InvalidInputError("Y is required (label sets) unless X is a hierarchy dataset")
+        if bool(self.warm_start) and hasattr(self, "coef_"):
+            raise InvalidParameterError(
+                "warm_start is not supported by HierarchicalSVM: the label space and the node "
+                "weights are learned from each training set"
             )
-        relaxed = self.T is not None
-        T = float(self.T) if relaxed else 1.5
-        if m == "ssvm":
-            # the root is in every label, so its block cancels in every margin and SSVM's optimum
-            # has U_root = 0, hence α_root = 0: start there (ρ = 2 weights of the other nodes)
-            a = power_alpha(h, 2.0, relaxed=relaxed, T=T, include_root=False)
-        else:
-            a = node_weights(
-                h, float(self.rho), relaxed=relaxed, T=T, include_root=bool(self.include_root)
-            )
-        a = np.maximum(a, 0.0)
-        if multilabel:
-            return a, "leaf", np.ones(h.n_nodes)
-        if m == "ssvm" and self.ssvm_loss == "hamming":
-            # eq. SSVMp with Δ = Δ^H (eq. HSVM): un-normalized, independent of α
-            return a, "node", np.ones(h.n_nodes)
-        if m == "ssvm" and self.ssvm_loss == "zero_one":
-            # Δ = 1[l ≠ l_i]: two leaf paths differ in exactly two leaves, ½ each (as ``flat``)
-            return a, "node", flat_alpha(h) / 2
-        return a, "normalized", a.copy()
-
-    def _structure(self, alpha: np.ndarray, loss: str, loss_w: np.ndarray) -> Any:
-        from bicrit.structures.hierarchy import HierarchyStructure
-
-        return HierarchyStructure(
-            self.hierarchy_,
-            labels=self._label_space_,
-            multilabel=self.multilabel_,
-            loss=loss,
-            node_scale=np.sqrt(alpha),
-            node_loss_weight=loss_w,
-            n_features=self.n_features_,
-            layout=self._layout_,
-        )
-
-    def _learner_params(self) -> dict[str, Any]:
-        p: dict[str, Any] = {"C": float(self.C)}
-        p["random_state"] = 0 if self.random_state is None else int(self.random_state)
-        if self.n_jobs is not None:
-            p["n_jobs"] = int(self.n_jobs)
-        if self.learner == "sgd":
-            p["batch_size"] = int(self.batch_size)
-        p.update(self.learner_params or {})
-        return p
-
-    def _search(self) -> Any:
-        return "convex-hull" if self.search == "auto" else self.search
-
-    def _rows(self, w: np.ndarray) -> np.ndarray:
-        """The learner's weight vector as (M, d) node rows V_n."""
-        M, d = self.hierarchy_.n_nodes, self.n_features_
-        if self._layout_ == "feature":
-            return np.ascontiguousarray(w.reshape(d, M).T)
-        return w.reshape(M, d).copy()
-
-    def _flat(self, V: np.ndarray) -> np.ndarray:
-        if self._layout_ == "feature":
-            return np.ascontiguousarray(V.T).ravel()
-        return np.ascontiguousarray(V).ravel()
-
-    # ------------------------------------------------------------------ fit
-
-    def fit(self, X: Any, Y: Any) -> HierarchicalSVM:
-        """Trains the model on ``X`` (n × d, dense or sparse) and label sets ``Y``."""
-        self._check_params()
-        h0 = _as_hierarchy(self.hierarchy)
+        h0 = self._hierarchy0(source)
         Xc = self._check_x(X, fitting=True)
         self.n_features_in_ = int(X.shape[1])
         Ys = self._check_y(h0, Y, Xc.shape[0])
@@ -460,10 +318,10 @@ class HierarchicalSVM(BaseEstimator):
             raise InvalidInputError(
                 f"Y[{i}] has {n_terms[i]} terminal nodes but multilabel=False asks one per label"
             )
-        if multi and self.model == "nhsvm3":
+        if multi and model(self.model).single_label:
             raise IncompatibleError(
-                "model='nhsvm3' is single-label (its max runs over single paths); use 'nhsvm' for "
-                "multi-label data"
+                f"model={self.model!r} is single-label (its max runs over single paths); use "
+                "'nhsvm' for multi-label data"
             )
         self.multilabel_ = multi
         # label space: virtual leaves under internal terminals (labels="auto")
@@ -486,43 +344,64 @@ class HierarchicalSVM(BaseEstimator):
         self._layout_ = (
             ("feature" if h.n_nodes > 200 else "node") if self.layout == "auto" else self.layout
         )
+        w = model(self.model).weights(self, h, multi)
+        self._alpha_now = w.alpha
+        self._loss_, self.node_loss_weight_ = w.loss, w.loss_weight
         Yr = [np.union1d(y, [h.root]).astype(np.int64) for y in Ys]
-        alpha, loss, loss_w = self._alpha_and_loss(h, multi)
-        self._loss_ = loss
-        self.node_loss_weight_ = loss_w
-        self._rows_history: list[dict[str, Any]] = []
-        t0 = time.perf_counter()
-        if self.model == "nhsvm3":
-            V, self.n_epochs_ = self._fit_nhsvm3(Xc, Yr, alpha, loss_w)
-        elif self.model == "ssvm":
-            V, alpha = self._fit_ssvm(Xc, Yr, alpha, loss, loss_w)
-        else:
-            V, self.n_epochs_ = self._fit_native(Xc, Yr, alpha, loss, loss_w, round_=0)
-        self.fit_time_ = time.perf_counter() - t0
-        self.alpha_ = alpha
-        self.coef_ = np.sqrt(alpha)[:, None] * V
-        self._finish()
-        import polars as pl
+        return Xc, Yr
 
-        self.history_ = pl.DataFrame(
-            self._rows_history,
-            schema={
-                "round": pl.Int64,
-                "phase": pl.Utf8,
-                "epoch": pl.Int64,
-                "objective": pl.Float64,
-                "loss": pl.Float64,
-                "norm_sq": pl.Float64,
-                "gap": pl.Float64,
-                "inferences": pl.Int64,
-                "time": pl.Float64,
-            },
+    @property
+    def _path_warm_start(self) -> bool:
+        """C="auto"'s path starts each C from the previous weights, except for Shared SVM,
+        whose weights belong to the node weights α of their own alternation."""
+        return self.model != "ssvm"
+
+    def _hierarchy_structure(self, alpha: np.ndarray) -> Any:
+        """The ``hierarchy`` structure of the fit with node weights ``alpha`` (feature scale
+        √α; the model's fixed loss and node loss weights)."""
+        from bicrit.structures.hierarchy import HierarchyStructure
+
+        return HierarchyStructure(
+            self.hierarchy_,
+            labels=self._label_space_,
+            multilabel=self.multilabel_,
+            loss=self._loss_,
+            node_scale=np.sqrt(alpha),
+            node_loss_weight=self.node_loss_weight_,
+            n_features=self.n_features_,
+            layout=self._layout_,
         )
-        del self._rows_history
-        return self
 
-    def _finish(self) -> None:
-        """Derived attributes used by prediction (also after :meth:`_import`)."""
+    def _build_structure(self) -> Any:
+        return self._hierarchy_structure(self._alpha_now)
+
+    def _learner_params(self, learner: str) -> dict[str, Any]:
+        params = super()._learner_params(learner)
+        if learner == "sgd":
+            params.setdefault("batch_size", int(self.batch_size))
+        return params
+
+    def _default_plan(self, training: Training, surrogate: Any, search: Any, w0: Any) -> Any:
+        return super()._plan(training, surrogate, search, w0)
+
+    def _plan(self, training: Training, surrogate: Any, search: Any, w0: Any) -> Any:
+        plan = model(self.model).plan(self, training, surrogate, search, w0)
+        if isinstance(plan, list):  # one-phase models: their epochs are round 0
+            for phase in plan:
+                phase.name = "v"
+                phase.labels = {**phase.labels, "round": 0}
+        return plan
+
+    def _finish(self, result: FitResult, training: Training) -> None:
+        super()._finish(result, training)
+        self.alpha_ = np.asarray(self._alpha_now, dtype=np.float64)
+        self._derive()
+
+    def _set_n_features(self, Xn: Any) -> None:
+        """``n_features_in_`` is the width of X before hashing (set by :meth:`_prepare_fit`)."""
+
+    def _derive(self) -> None:
+        """Attributes derived from the fitted hierarchy (also after loading)."""
         h = self.hierarchy_
         leaves = h.leaves
         self._leaf_paths_ = sp.csr_array(h.ancestor_matrix[leaves].astype(np.float64))
@@ -534,156 +413,38 @@ class HierarchicalSVM(BaseEstimator):
         self.classes_ = classes
         self.n_nodes_ = h.n_nodes
 
-    def _record(self, round_: int, phase: str, stats: dict[str, Any]) -> None:
-        self._rows_history.append(
-            {
-                "round": round_,
-                "phase": phase,
-                "epoch": stats.get("epoch"),
-                "objective": stats.get("objective"),
-                "loss": stats.get("loss"),
-                "norm_sq": stats.get("norm_sq"),
-                "gap": stats.get("gap"),
-                "inferences": stats.get("inferences"),
-                "time": stats.get("time"),
-            }
-        )
+    def _prepare_inputs(self, X: Any) -> Any:
+        return self._check_x(X, fitting=False)
 
-    def _trainer(
-        self,
-        Xc: Any,
-        Yr: list[np.ndarray],
-        alpha: np.ndarray,
-        loss: str,
-        loss_w: np.ndarray,
-        w0: np.ndarray | None,
-        extra: dict[str, Any] | None = None,
-    ) -> Any:
-        from bicrit.learners import make_trainer
+    def _score_labels(self, X: Any, Y: Any, P: Any = None) -> list[np.ndarray]:
+        if Y is None:
+            raise InvalidInputError("Y is required unless X is a hierarchy dataset")
+        h0 = _as_hierarchy(self.hierarchy) if self.hierarchy is not None else None
+        if h0 is None:
+            h0 = self._original_hierarchy()
+        return self._check_y(h0, Y, len(P) if P is not None else len(Y))
 
-        s = self._structure(alpha, loss, loss_w)
-        params = self._learner_params()
-        params.update(extra or {})
-        return make_trainer(s, Xc, Yr, self.surrogate, self._search(), self.learner, params, w0)
-
-    def _epochs(self, trainer: Any, n_epochs: int, round_: int, epoch0: int) -> int:
-        prev = None
-        done = 0
-        for _ in range(n_epochs):
-            stats = trainer.epoch()
-            done += 1
-            stats = dict(stats)
-            stats["epoch"] = epoch0 + done
-            self._record(round_, "v", stats)
-            obj = stats["objective"]
-            if stats["converged"]:
-                break
-            if prev is not None and obj is not None and abs(prev - obj) <= self.tol * abs(obj):
-                break
-            prev = obj
-        return done
-
-    def _fit_native(
-        self,
-        Xc: Any,
-        Yr: list[np.ndarray],
-        alpha: np.ndarray,
-        loss: str,
-        loss_w: np.ndarray,
-        round_: int,
-    ) -> tuple[np.ndarray, int]:
-        trainer = self._trainer(Xc, Yr, alpha, loss, loss_w, None)
-        done = self._epochs(trainer, int(self.max_epochs), round_, 0)
-        return self._rows(np.asarray(trainer.weights(True))), done
-
-    def _fit_ssvm(
-        self, Xc: Any, Yr: list[np.ndarray], alpha0: np.ndarray, loss: str, loss_w: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Shared SVM's alternating optimisation (thesis §"Optimizing with the shared norm")."""
-        alpha = alpha0
-        w0 = None
-        steps = 0.0
-        epochs = 0
-        prev = None
-        self.objective_path_ = []
-        n = Xc.shape[0]
-        for r in range(int(self.max_alternations)):
-            extra = {"t0": 1.0 + steps} if self.learner == "sgd" else {}
-            trainer = self._trainer(Xc, Yr, alpha, loss, loss_w, w0, extra)
-            done = self._epochs(trainer, int(self.alpha_every), r, epochs)
-            epochs += done
-            if self.learner == "sgd":
-                bs = int(trainer.params.get("batch_size", 1))
-                steps += done * np.ceil(n / bs)
-            V = self._rows(np.asarray(trainer.weights(True)))
-            obj_v = float(trainer.objective(True))
-            # α step: U = √α·V fixed (so the loss is unchanged), α ← argmin Σ‖U_n‖²/α_n
-            U = np.sqrt(alpha)[:, None] * V
-            sq = np.einsum("ij,ij->i", U, U)
-            a_new = shared_alpha(self.hierarchy_, sq)
-            a_new = keep_positive(a_new, alpha0, float(self.alpha_eps))
-            V = np.divide(
-                U, np.sqrt(a_new)[:, None], out=np.zeros_like(U), where=a_new[:, None] > 0
-            )
-            alpha = a_new
-            w0 = self._flat(V)
-            # exact objective at (V, α): one inference pass of a trainer at w0
-            check = self._trainer(Xc, Yr, alpha, loss, loss_w, w0)
-            ev = dict(check.evaluate(False, False))
-            obj = float(ev["objective"])
-            self.objective_path_.append((obj_v, obj))
-            self._record(
-                r,
-                "alpha",
-                {
-                    "epoch": epochs,
-                    "objective": obj,
-                    "loss": ev.get("loss"),
-                    "norm_sq": ev.get("norm_sq"),
-                    "time": ev.get("time"),
-                },
-            )
-            if prev is not None and abs(prev - obj) <= self.tol * abs(obj):
-                break
-            prev = obj
-        self.n_epochs_ = epochs
-        self.n_alternations_ = len(self.objective_path_)
-        return V, alpha
-
-    def _fit_nhsvm3(
-        self, Xc: Any, Yr: list[np.ndarray], alpha: np.ndarray, loss_w: np.ndarray
-    ) -> tuple[np.ndarray, int]:
-        """NHSVM3 (thesis eq. ``NHSVM3``) by the native Pegasos-SGD learner
-        (``bicrit._native.Nhsvm3Trainer``, ``rust/bicrit-hierarchy/src/nhsvm3.rs``): minimise
-        ½‖V‖² + C·Σ_i max(0, max_{y≠y_i} m(y)/L(y) + 1) in mini-batches of ``batch_size``,
-        η_t = 1/(λ(t + 1)) with λ = 1/(n·C), subgradient (φ(x, ŷ) − φ(x, y_i))/L(ŷ), returning
-        the t-weighted average of the iterates. Each epoch runs with the GIL released, the batch's
-        inferences on ``n_jobs`` threads (the model does not depend on ``n_jobs``)."""
-        from bicrit import _native
-
-        s_struct = self._structure(alpha, "normalized", loss_w)
-        trainer = _native.Nhsvm3Trainer(
-            s_struct._require(),
-            s_struct._x_many(Xc),
-            s_struct._y_many(Yr),
-            C=float(self.C),
-            batch_size=int(self.batch_size),
-            random_state=0 if self.random_state is None else int(self.random_state),
-            n_jobs=None if self.n_jobs is None else int(self.n_jobs),
-        )
-        prev = None
-        done = 0
-        for _ in range(int(self.max_epochs)):
-            stats = dict(trainer.epoch())
-            done += 1
-            self._record(0, "v", stats)
-            obj = stats["objective"]
-            if prev is not None and abs(prev - obj) <= self.tol * abs(obj):
-                break
-            prev = obj
-        return self._rows(np.asarray(trainer.weights(True))), done
+    def _original_hierarchy(self) -> Hierarchy:
+        """The hierarchy without the virtual leaves."""
+        h = self.hierarchy_
+        n0 = self.n_nodes_original_
+        return Hierarchy(h.names[:n0], h.parents[:n0], root=h.root)
 
     # ------------------------------------------------------------------ predict
+
+    def _node_scores(self, Xc: Any) -> np.ndarray:
+        return np.asarray(Xc.astype(np.float64) @ self.coef_.T)
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """(n, len(classes_)) scores ``Σ_{n ∈ Ā(l)} U_n·x`` of the path to every leaf ``l``."""
+        self._check_fitted()
+        X, _ = self._split(X, None)
+        Xc = self._check_x(X, fitting=False)
+        out = np.empty((Xc.shape[0], len(self.classes_)))
+        for a in range(0, Xc.shape[0], _PREDICT_CHUNK):
+            S = self._node_scores(Xc[a : a + _PREDICT_CHUNK])
+            out[a : a + _PREDICT_CHUNK] = np.asarray(self._leaf_paths_ @ S.T).T
+        return out
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "coef_"):
@@ -693,23 +454,11 @@ class HierarchicalSVM(BaseEstimator):
                 "this HierarchicalSVM is not fitted yet; call fit(X, Y) before using it"
             )
 
-    def _node_scores(self, Xc: Any) -> np.ndarray:
-        return np.asarray(Xc.astype(np.float64) @ self.coef_.T)
-
-    def decision_function(self, X: Any) -> np.ndarray:
-        """(n, len(classes_)) scores ``Σ_{n ∈ Ā(l)} U_n·x`` of the path to every leaf ``l``."""
-        self._check_fitted()
-        Xc = self._check_x(X, fitting=False)
-        out = np.empty((Xc.shape[0], len(self.classes_)))
-        for a in range(0, Xc.shape[0], _PREDICT_CHUNK):
-            S = self._node_scores(Xc[a : a + _PREDICT_CHUNK])
-            out[a : a + _PREDICT_CHUNK] = np.asarray(self._leaf_paths_ @ S.T).T
-        return out
-
-    def _to_original(self, Y: list[np.ndarray]) -> list[np.ndarray]:
+    def _decode(self, P: Any) -> list[np.ndarray]:
+        """Labels of the fitted space → original node ids, root and virtual leaves excluded."""
         n0 = self.n_nodes_original_
         root = self.hierarchy_.root
-        return [y[(y < n0) & (y != root)].astype(np.int64) for y in Y]
+        return [y[(y < n0) & (y != root)].astype(np.int64) for y in P]
 
     def predict(self, X: Any, *, threshold: float = 0.0) -> list[np.ndarray]:
         """Predicted label sets: sorted int64 node ids, ancestor-closed, root excluded (the
@@ -724,7 +473,14 @@ class HierarchicalSVM(BaseEstimator):
         is in fewer than half of the labels; set-level metrics such as hierarchical F1 reward
         larger sets, so choose ``threshold`` on validation data (0 is the thesis's decoding)."""
         self._check_fitted()
-        Xc = self._check_x(X, fitting=False)
+        X, _ = self._split(X, None)
+        return self._predict_matrix(self._check_x(X, fitting=False), threshold)
+
+    def _predict_prepared(self, X: Any) -> list[np.ndarray]:
+        return self._predict_matrix(X, 0.0)
+
+    def _predict_matrix(self, Xc: Any, threshold: float) -> list[np.ndarray]:
+        """:meth:`predict` on a checked (and hashed) CSR matrix."""
         h = self.hierarchy_
         thr = threshold
         if isinstance(thr, bool) or not isinstance(thr, int | float) or not np.isfinite(thr):
@@ -739,7 +495,7 @@ class HierarchicalSVM(BaseEstimator):
                 P = np.asarray(self._leaf_paths_ @ S.T).T
                 best = leaves[np.argmax(P, axis=1)]
                 out.extend(h.closure([int(v)]) for v in best.tolist())
-            return self._to_original(out)
+            return self._decode(out)
         s = self._predict_structure()
         gold = np.union1d(h.closure([int(h.leaves[0])]), [h.root]).astype(np.int64)
         shift = np.zeros(h.n_nodes)
@@ -750,7 +506,7 @@ class HierarchicalSVM(BaseEstimator):
             S = self._node_scores(Xc[a : a + _PREDICT_CHUNK]) + shift
             found = s.batch_oracle_scores(S, [gold] * S.shape[0], {}, n_jobs=self.n_jobs)
             out.extend(np.asarray(per[0].label, dtype=np.int64) for per in found)
-        return self._to_original(out)
+        return self._decode(out)
 
     def _predict_structure(self) -> Any:
         st = getattr(self, "_pred_structure_", None)
@@ -767,118 +523,91 @@ class HierarchicalSVM(BaseEstimator):
             self._pred_structure_ = st
         return st
 
-    def score(self, X: Any, Y: Any, sample_weight: Any = None) -> float:
-        """Hierarchical micro-F1 (root excluded) for a multi-label model, exact-match accuracy of
-        the label sets for a single-label one."""
-        from bicrit.metrics.hierarchy import accuracy, hierarchical_f1
-
-        if sample_weight is not None:
-            raise InvalidParameterError("sample_weight is not supported")
-        self._check_fitted()
-        pred = self.predict(X)
-        h0 = _as_hierarchy(self.hierarchy)
-        Ys = self._check_y(h0, Y, len(pred))
-        M = self.n_nodes_original_
-        if self.multilabel_:
-            return float(hierarchical_f1(_indicator(Ys, M), _indicator(pred, M)))
-        return float(accuracy(_indicator(Ys, M), _indicator(pred, M)))
-
     # ------------------------------------------------------------------ save / load
 
-    def save(self, path: Any) -> Any:
-        """Writes the fitted model in bicrit's pickle-free format (``docs/model-format.md``)."""
-        from bicrit.estimators.model_format import save_model
-
-        check_is_fitted(self)
-        return save_model(path, self)
-
-    @classmethod
-    def load(cls, path: Any) -> HierarchicalSVM:
-        """Reads a model file; raises when it holds another estimator class."""
-        from bicrit.errors import ModelFormatError
-        from bicrit.estimators.model_format import load_model
-
-        est = load_model(path)
-        if not isinstance(est, cls):
-            raise ModelFormatError(f"{path} holds a {type(est).__name__}, not a {cls.__name__}")
-        return est
-
-    def _export(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-        """A JSON-able config and named arrays that :meth:`_import` rebuilds the fitted model
-        from (for the pickle-free model format)."""
-        self._check_fitted()
-        params = self.get_params(deep=False)
-        h = _as_hierarchy(params.pop("hierarchy"))
-        for k in ("surrogate", "search"):
-            if not isinstance(params[k], str | type(None)):
-                raise InvalidParameterError(
-                    f"{k} must be a registry name to export, got {params[k]!r}"
-                )
-        hf = self.hierarchy_
-        config = {
-            "params": params,
-            "hierarchy": {
-                "names": list(h.names),
-                "parents": [list(p) for p in h.parents],
-                "root": h.root,
-            },
-            "fitted": {
-                "hierarchy": {
-                    "names": list(hf.names),
-                    "parents": [list(p) for p in hf.parents],
-                    "root": hf.root,
-                },
-                "multilabel": self.multilabel_,
-                "n_features_in": self.n_features_in_,
-                "n_features": self.n_features_,
-                "n_nodes_original": self.n_nodes_original_,
-                "label_space": self._label_space_,
-                "layout": self._layout_,
-                "loss": self._loss_,
-                "n_epochs": int(self.n_epochs_),
-            },
+    def _extra_config(self) -> dict[str, Any]:
+        return {
+            "multilabel": bool(self.multilabel_),
+            "n_nodes_original": int(self.n_nodes_original_),
+            "n_features": int(self.n_features_),
         }
-        arrays = {
-            "coef": self.coef_,
-            "alpha": self.alpha_,
-            "node_loss_weight": np.asarray(self.node_loss_weight_, dtype=np.float64),
+
+    def _extra_arrays(self) -> dict[str, np.ndarray]:
+        return {
+            "alpha": np.asarray(self.alpha_, dtype=np.float64),
             "virtual_parent": np.asarray(self.virtual_parent_, dtype=np.int64),
         }
-        return config, arrays
 
     @classmethod
-    def _import(cls, config: dict[str, Any], arrays: dict[str, np.ndarray]) -> HierarchicalSVM:
-        """Rebuilds a fitted model from :meth:`_export`'s output."""
-        hc = config["hierarchy"]
-        h = Hierarchy(hc["names"], hc["parents"], root=hc["root"])
-        est = cls(hierarchy=h, **config["params"])
-        f = config["fitted"]
-        fh = f["hierarchy"]
-        est.hierarchy_ = Hierarchy(fh["names"], fh["parents"], root=fh["root"])
-        est.multilabel_ = bool(f["multilabel"])
-        est.n_features_in_ = int(f["n_features_in"])
-        est.n_features_ = int(f["n_features"])
-        est.n_nodes_original_ = int(f["n_nodes_original"])
-        est._label_space_ = f["label_space"]
-        est._layout_ = f["layout"]
-        est._loss_ = f["loss"]
-        est.n_epochs_ = int(f["n_epochs"])
-        est.coef_ = np.array(arrays["coef"], dtype=np.float64)
-        est.alpha_ = np.array(arrays["alpha"], dtype=np.float64)
-        est.node_loss_weight_ = np.array(arrays["node_loss_weight"], dtype=np.float64)
-        est.virtual_parent_ = np.array(arrays["virtual_parent"], dtype=np.int64)
-        if est.coef_.shape != (est.hierarchy_.n_nodes, est.n_features_):
+    def _import(cls, config: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> Any:
+        if "fitted" in config:  # model format version 1
+            config, arrays = _upgrade_v1(config, arrays)
+        return super()._import(config, arrays)
+
+    def _import_extra(self, config: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> None:
+        s = self.structure_
+        self.multilabel_ = bool(config["multilabel"])
+        self.n_nodes_original_ = int(config["n_nodes_original"])
+        self.n_features_ = int(config["n_features"])
+        self.hierarchy_ = s.hierarchy
+        self._label_space_ = s.labels
+        self._layout_ = s.layout
+        self._loss_ = s.loss_kind
+        self.node_loss_weight_ = np.asarray(s.node_loss_weight, dtype=np.float64)
+        self.alpha_ = np.array(arrays["alpha"], dtype=np.float64)
+        self.virtual_parent_ = np.array(arrays["virtual_parent"], dtype=np.int64)
+        if self.coef_.shape != (self.hierarchy_.n_nodes, self.n_features_):
             raise InvalidInputError(
-                f"coef has shape {est.coef_.shape}, expected "
-                f"({est.hierarchy_.n_nodes}, {est.n_features_})"
+                f"coef has shape {self.coef_.shape}, expected "
+                f"({self.hierarchy_.n_nodes}, {self.n_features_})"
             )
-        est._finish()
-        return est
+        self._derive()
 
 
-def _indicator(Y: list[np.ndarray], n_nodes: int) -> sp.csr_array:
-    lengths = np.fromiter((len(y) for y in Y), dtype=np.int64, count=len(Y))
-    indptr = np.zeros(len(Y) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=indptr[1:])
-    idx = np.concatenate(Y) if Y else np.empty(0, dtype=np.int64)
-    return sp.csr_array((np.ones(len(idx), dtype=np.int8), idx, indptr), shape=(len(Y), n_nodes))
+def _upgrade_v1(
+    config: Mapping[str, Any], arrays: Mapping[str, np.ndarray]
+) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """A model file of format version 1 (its own ``hierarchy``/``fitted`` layout) in the form
+    every :class:`~bicrit.StructuredSVM` writes."""
+    f = config["fitted"]
+    h = Hierarchy.from_config(f["hierarchy"])
+    params = dict(config["params"])
+    params["hierarchy"] = {"piece": "hierarchy", **dict(config["hierarchy"])}
+    alpha = np.asarray(arrays["alpha"], dtype=np.float64)
+    layout, d = f["layout"], int(f["n_features"])
+    structure = {
+        "name": "hierarchy",
+        "params": {
+            "hierarchy": h.get_config(),
+            "labels": f["label_space"],
+            "multilabel": bool(f["multilabel"]),
+            "loss": f["loss"],
+            "node_scale": np.sqrt(alpha).tolist(),
+            "node_loss_weight": np.asarray(arrays["node_loss_weight"]).tolist(),
+            "n_features": d,
+            "layout": layout,
+        },
+    }
+    # v1 stored the effective rows U = √α·V; the learner's weights are V in the layout
+    U = np.asarray(arrays["coef"], dtype=np.float64)
+    scale = np.sqrt(alpha)
+    V = np.divide(U, scale[:, None], out=np.zeros_like(U), where=scale[:, None] > 0)
+    w = np.ascontiguousarray(V.T).ravel() if layout == "feature" else V.ravel()
+    new_config = {
+        "params": params,
+        "structure": structure,
+        "attributes": {"n_epochs_": int(f["n_epochs"]), "n_features_in_": int(f["n_features_in"])},
+        "history": [],
+        "multilabel": bool(f["multilabel"]),
+        "n_nodes_original": int(f["n_nodes_original"]),
+        "n_features": d,
+    }
+    new_arrays = {
+        "coef": w,
+        "alpha": alpha,
+        "virtual_parent": np.asarray(arrays["virtual_parent"], dtype=np.int64),
+    }
+    return new_config, new_arrays
+
+
+register_estimator("HierarchicalSVM", HierarchicalSVM)

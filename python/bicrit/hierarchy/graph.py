@@ -2,9 +2,13 @@
 
 Node ids are ``0 .. n_nodes - 1``. Every node but the root has at least one parent; a tree has
 exactly one per node. The root is implied by every label set, so :meth:`Hierarchy.closure` leaves
-it out unless asked (DESIGN §6: labels are ancestor-closed node sets, possibly ending at an
-internal node). The native hierarchy structure reads the graph through the CSR-like arrays
-``parent_indptr`` / ``parent_indices`` (and ``child_indptr`` / ``child_indices``), all int64.
+it out unless asked (labels are ancestor-closed node sets, possibly ending at an internal node;
+thesis §"Label Structure"). The graph itself — validation, parent and child lists, topological
+order, leaves, depths and ancestor closures — is the native one
+(``rust/bicrit-structures/src/hierarchy/graph.rs``, through ``bicrit._native.HierarchyGraph``),
+the same the hierarchy structure and the α solvers use; this class adds names and
+constructors. The CSR-like arrays ``parent_indptr`` / ``parent_indices`` (and ``child_indptr``
+/ ``child_indices``) are int64.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cached_property
 from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -19,15 +24,6 @@ import scipy.sparse as sp
 from bicrit.errors import InvalidInputError
 
 __all__ = ["Hierarchy"]
-
-_MAX_NAMED = 10  # how many offending nodes an error message lists
-
-
-def _listing(names: Sequence[str]) -> str:
-    shown = ", ".join(repr(n) for n in names[:_MAX_NAMED])
-    more = len(names) - _MAX_NAMED
-    return shown + (f" and {more} more" if more > 0 else "")
-
 
 class Hierarchy:
     """A rooted tree or DAG of named nodes.
@@ -55,97 +51,25 @@ class Hierarchy:
         parents: Sequence[Sequence[int]],
         root: int | None = None,
     ) -> None:
+        from bicrit import _native
+
         names_t = tuple(str(n) for n in names)
         n = len(names_t)
-        if n == 0:
-            raise InvalidInputError("a hierarchy needs at least one node (its root)")
         if len(parents) != n:
             raise InvalidInputError(
                 f"parents has {len(parents)} entries but there are {n} node names"
             )
-        index: dict[str, int] = {}
-        for i, name in enumerate(names_t):
-            if name in index:
-                raise InvalidInputError(f"duplicate node name {name!r} (ids {index[name]} and {i})")
-            index[name] = i
-        parents_t: list[tuple[int, ...]] = []
-        for i, ps in enumerate(parents):
-            pt = tuple(int(p) for p in ps)
-            for p in pt:
-                if not 0 <= p < n:
-                    raise InvalidInputError(
-                        f"node {names_t[i]!r} has parent id {p}, outside 0..{n - 1}"
-                    )
-            if len(set(pt)) != len(pt):
-                raise InvalidInputError(f"node {names_t[i]!r} lists a parent twice: {pt}")
-            parents_t.append(pt)
-        roots = [i for i, ps in enumerate(parents_t) if not ps]
-        if root is None:
-            if len(roots) != 1:
-                self._raise_roots(names_t, roots)
-            root = roots[0]
-        root = int(root)
-        if not 0 <= root < n:
-            raise InvalidInputError(f"root id {root} outside 0..{n - 1}")
-        if parents_t[root]:
-            raise InvalidInputError(f"the root {names_t[root]!r} has parents {parents_t[root]}")
-        if len(roots) != 1:
-            self._raise_roots(names_t, roots)
+        try:
+            parents_t = tuple(tuple(int(p) for p in ps) for ps in parents)
+        except (TypeError, ValueError):
+            raise InvalidInputError("parents must list integer node ids for every node") from None
+        self._graph = _native.HierarchyGraph(
+            [list(p) for p in parents_t], None if root is None else int(root), list(names_t)
+        )
         self._names = names_t
-        self._parents = tuple(parents_t)
-        self._root = root
-        self._index = index
-        self._check_acyclic()
-
-    @staticmethod
-    def _raise_roots(names: tuple[str, ...], roots: list[int]) -> None:
-        if not roots:
-            raise InvalidInputError("no node is without parents, so there is no root (a cycle?)")
-        raise InvalidInputError(
-            f"a hierarchy needs one root, found {len(roots)} nodes without parents: "
-            f"{_listing([names[r] for r in roots])} (join them under an artificial root with "
-            "Hierarchy.from_edges(..., add_root=True))"
-        )
-
-    def _check_acyclic(self) -> None:
-        # Kahn's algorithm from the root; the nodes left over lie on or below a cycle.
-        order = self._kahn()
-        if len(order) == self.n_nodes:
-            self.__dict__["topological_order"] = order
-            return
-        done = np.zeros(self.n_nodes, dtype=bool)
-        done[order] = True
-        start = int(np.flatnonzero(~done)[0])
-        # Walk up through unfinished parents until a node repeats: that node is on a cycle.
-        seen: dict[int, int] = {}
-        node = start
-        while node not in seen:
-            seen[node] = len(seen)
-            node = next(p for p in self._parents[node] if not done[p])
-        cycle = [n for n, k in sorted(seen.items(), key=lambda kv: kv[1]) if k >= seen[node]]
-        path = " -> ".join(repr(self._names[c]) for c in reversed([*cycle, cycle[0]]))
-        raise InvalidInputError(
-            f"the hierarchy has a cycle through node {self._names[node]!r} ({path}); "
-            f"{int((~done).sum())} nodes are on or below a cycle and unreachable from the root"
-        )
-
-    def _kahn(self) -> np.ndarray:
-        n = self.n_nodes
-        indeg = np.diff(self.parent_indptr)
-        remaining = indeg.copy()
-        cp, ci = self.child_indptr, self.child_indices
-        order = np.empty(n, dtype=np.int64)
-        order[0] = self._root
-        head, tail = 0, 1
-        while head < tail:
-            node = order[head]
-            head += 1
-            for c in ci[cp[node] : cp[node + 1]].tolist():
-                remaining[c] -= 1
-                if remaining[c] == 0:
-                    order[tail] = c
-                    tail += 1
-        return order[:tail]
+        self._parents = parents_t
+        self._root = int(self._graph.root)
+        self._index = {name: i for i, name in enumerate(names_t)}
 
     # ------------------------------------------------------------------ constructors
 
@@ -248,6 +172,19 @@ class Hierarchy:
 
     # ------------------------------------------------------------------ basic accessors
 
+    def get_config(self) -> dict[str, Any]:
+        """``{"names", "parents", "root"}``: plain JSON that :meth:`from_config` rebuilds."""
+        return {
+            "names": list(self._names),
+            "parents": [list(p) for p in self._parents],
+            "root": self._root,
+        }
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> Hierarchy:
+        """The hierarchy of :meth:`get_config`'s output."""
+        return cls(config["names"], config["parents"], root=config.get("root"))
+
     @property
     def names(self) -> list[str]:
         """Node names by id."""
@@ -287,6 +224,9 @@ class Hierarchy:
             other._root,
         )
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Hierarchy, (list(self._names), [list(p) for p in self._parents], self._root))
+
     def __hash__(self) -> int:
         return hash((self._names, self._parents, self._root))
 
@@ -309,31 +249,23 @@ class Hierarchy:
     # ------------------------------------------------------------------ derived structure
 
     @cached_property
+    def _parent_csr(self) -> tuple[np.ndarray, np.ndarray]:
+        return self._graph.parent_csr()
+
+    @property
     def parent_indptr(self) -> np.ndarray:
         """CSR row pointer (int64, length ``n_nodes + 1``) of the parent lists."""
-        counts = np.fromiter((len(p) for p in self._parents), dtype=np.int64, count=self.n_nodes)
-        out = np.zeros(self.n_nodes + 1, dtype=np.int64)
-        np.cumsum(counts, out=out[1:])
-        return out
+        return self._parent_csr[0]
 
-    @cached_property
+    @property
     def parent_indices(self) -> np.ndarray:
         """CSR column indices (int64): parents of node ``i`` are
-        ``parent_indices[parent_indptr[i]:parent_indptr[i + 1]]``."""
-        return np.fromiter(
-            (p for ps in self._parents for p in ps),
-            dtype=np.int64,
-            count=int(self.parent_indptr[-1]),
-        )
+        ``parent_indices[parent_indptr[i]:parent_indptr[i + 1]]``, ascending."""
+        return self._parent_csr[1]
 
     @cached_property
     def _child_csr(self) -> tuple[np.ndarray, np.ndarray]:
-        child = np.repeat(np.arange(self.n_nodes, dtype=np.int64), np.diff(self.parent_indptr))
-        par = self.parent_indices
-        order = np.lexsort((child, par))
-        indptr = np.zeros(self.n_nodes + 1, dtype=np.int64)
-        np.cumsum(np.bincount(par, minlength=self.n_nodes), out=indptr[1:])
-        return indptr, child[order]
+        return self._graph.child_csr()
 
     @property
     def child_indptr(self) -> np.ndarray:
@@ -352,20 +284,20 @@ class Hierarchy:
         flat = idx.tolist()
         return [tuple(flat[ptr[i] : ptr[i + 1]]) for i in range(self.n_nodes)]
 
-    @cached_property
+    @property
     def is_tree(self) -> bool:
         """True when every node but the root has exactly one parent."""
-        return bool(np.all(np.diff(self.parent_indptr) <= 1))
+        return bool(self._graph.is_tree)
 
     @cached_property
     def leaves(self) -> np.ndarray:
         """Ids (int64, ascending) of the nodes without children."""
-        return np.flatnonzero(np.diff(self.child_indptr) == 0).astype(np.int64)
+        return self._graph.leaves
 
     @cached_property
     def topological_order(self) -> np.ndarray:
         """Node ids (int64), every parent before its children, the root first."""
-        return self._kahn()  # normally filled in by the constructor's cycle check
+        return self._graph.topological_order
 
     @cached_property
     def depth(self) -> np.ndarray:
@@ -373,36 +305,17 @@ class Hierarchy:
 
         In a tree this is the path length to the root; in a DAG the longest such path.
         """
-        depth = np.zeros(self.n_nodes, dtype=np.int64)
-        ptr, idx = self.parent_indptr, self.parent_indices
-        for node in self.topological_order[1:].tolist():
-            depth[node] = 1 + depth[idx[ptr[node] : ptr[node + 1]]].max()
-        return depth
+        return self._graph.depth
 
     @cached_property
     def ancestor_matrix(self) -> sp.csr_array:
         """Boolean CSR (``n_nodes × n_nodes``): row ``i`` marks the ancestors of ``i``, itself
         and the root included."""
-        ptr, idx = self.parent_indptr, self.parent_indices
-        rows: list[np.ndarray] = [np.empty(0, dtype=np.int64)] * self.n_nodes
-        for node in self.topological_order.tolist():
-            ps = idx[ptr[node] : ptr[node + 1]]
-            if len(ps) == 0:
-                rows[node] = np.array([node], dtype=np.int64)
-            elif len(ps) == 1:
-                rows[node] = np.append(rows[int(ps[0])], node)
-            else:
-                rows[node] = np.unique(np.concatenate([rows[p] for p in ps.tolist()] + [[node]]))
-        lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=self.n_nodes)
-        indptr = np.zeros(self.n_nodes + 1, dtype=np.int64)
-        np.cumsum(lengths, out=indptr[1:])
-        indices = np.concatenate(rows)
-        m = sp.csr_array(
+        indptr, indices = self._graph.ancestor_csr()
+        return sp.csr_array(
             (np.ones(len(indices), dtype=bool), indices, indptr),
             shape=(self.n_nodes, self.n_nodes),
         )
-        m.sort_indices()
-        return m
 
     def ancestors(self, node: int) -> np.ndarray:
         """Sorted ids (int64) of every ancestor of ``node``: itself and the root included."""

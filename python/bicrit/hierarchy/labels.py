@@ -1,4 +1,5 @@
-"""Label conventions of hierarchical data and the virtual-leaf transform (DESIGN §6).
+"""Label conventions of hierarchical data and the virtual-leaf transform (docs/architecture.md,
+Hierarchies).
 
 * **The root.** :func:`bicrit.datasets.read_clus_hmc` (and :meth:`Hierarchy.closure`) give label
   sets *without* the root, which every label implies; the ``hierarchy`` structure's labels

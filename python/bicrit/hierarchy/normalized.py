@@ -1,5 +1,5 @@
 """The pieces of the normalized models built from node weights α (thesis §"Normalized
-Hierarchical SVM model"; DESIGN §6), on top of the ``hierarchy`` structure:
+Hierarchical SVM model"; docs/architecture.md, Hierarchies), on top of the ``hierarchy`` structure:
 
 * **normalized feature map** (eq. ``nclassa``): per-node feature scale ``s_n = √α_n``, so that
   ``‖Λ̃(y)‖ = 1`` for every leaf-terminated single label;

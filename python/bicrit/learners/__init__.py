@@ -1,4 +1,5 @@
-"""Learners: training structured SVMs with any bi-criteria surrogate (DESIGN §5).
+"""Learners: training structured SVMs with any bi-criteria surrogate (docs/architecture.md,
+Learners).
 
 Every learner minimises, with scikit-learn's C (it multiplies the loss)::
 
@@ -10,27 +11,18 @@ structure's λ-oracle; with a relaxed search (``convex-hull`` without recovery) 
 of ψ over the convex hull of the labels, an upper bound of the integral loss. Every objective,
 dual value and gap reported is in the scale of P.
 
-=================== ================================================ =========== ===============
-learner             algorithm                                        surrogates  searches
-=================== ================================================ =========== ===============
-``sgd``             SGD / Pegasos on the primal: lazy scaling, lazy  every ψ     all but
-                    (weighted) averaging, parallel blocks                        sarawagi
-``bcfw``            block-coordinate Frank–Wolfe (Lacoste-Julien et  affine in h all but
-                    al. 2013): line search, weighted averaging,                  sarawagi
-                    sparse blocks, duality gap
-``cutting-plane``   1-slack cutting plane (Joachims et al. 2009),    affine in h all but
-                    dual QP by clarabel                                          sarawagi
-``cutting-plane-n`` n-slack cutting plane (Tsochantaridis et al.)    affine in h every search
-                                                                                 (sarawagi gets
-                                                                                 the slack ξ_i)
-=================== ================================================ =========== ===============
+The learners are ``sgd`` (SGD / Pegasos on the primal, every surrogate), ``bcfw``
+(block-coordinate Frank–Wolfe with line search and a duality gap), ``cutting-plane`` (1-slack)
+and ``cutting-plane-n`` (n-slack); the last three need a loss that is a maximum of functions
+affine in w (ψ affine in h: each corner has an intercept ψ − ψ_h·h). Which surrogates and
+searches each combines with is decided in the native core and listed by ``bicrit plugins``,
+:data:`LEARNERS` and ``docs/capabilities.md`` (all read from :func:`bicrit._native.catalog`).
+Refused combinations raise :class:`~bicrit.errors.IncompatibleError` before any epoch, naming
+the pieces.
 
-"Affine in h": margin, slack, β-scaling, generalized scaling, Micro-F1 — the losses that are a
-maximum of functions affine in w, whose corners have an intercept ψ − ψ_h·h as well as a slope
-(DESIGN §3). ProbLoss and log loss train with ``sgd`` only. The searches' own requirements apply
-on top (angular, bisecting, binary and sarawagi need the product form ψ = (h + 1)·g; angular a
-structure with a cone oracle; ``convex-hull-ban``/``-kbest`` a ban-list/k-best oracle). Refused
-combinations raise :class:`~bicrit.errors.IncompatibleError` at construction, naming the pieces.
+**A learner with its parameters** is a :class:`Learner` (``Learner("sgd", C=0.1)``): validated
+once when made, handed to the native Trainer as it is, and copied with changes by
+``replace`` (the fit driver continues SGD's step schedule that way).
 
 **The Trainer** (``bicrit._native.Trainer``, re-exported here) is one training run::
 
@@ -42,7 +34,8 @@ combinations raise :class:`~bicrit.errors.IncompatibleError` at construction, na
   ``s.native_inputs(X, Y)``;
 * ``surrogate`` — a :class:`bicrit.Surrogate` (or any object with ``value``/``grad``);
 * ``search`` — a registry name, a ``(name, options)`` pair, or a :class:`bicrit.searches.Search`;
-* ``learner`` — one of :data:`LEARNER_NAMES`; ``params`` — a dict (see :data:`LEARNERS`);
+* ``learner`` — a :class:`Learner`, or one of :data:`LEARNER_NAMES` with ``params`` a dict (see
+  :data:`LEARNERS`);
 * ``w0`` — starting weights (float64, length ``size_joint_feature``). SGD and cutting plane start
   from them; BCFW, a dual method, takes one batch Frank–Wolfe step towards the corners they
   select. To continue a run exactly, keep calling ``epoch()`` on the same Trainer.
@@ -99,6 +92,7 @@ __all__ = [
     "LEARNERS",
     "LEARNER_NAMES",
     "STAT_KEYS",
+    "Learner",
     "LearnerInfo",
     "Param",
     "Trainer",
@@ -127,52 +121,54 @@ class Param:
 
 @dataclass(frozen=True)
 class LearnerInfo:
-    """A learner: what it does, its parameters, and what it combines with."""
+    """A learner: what it does, its parameters, and what it combines with (from the native
+    catalog)."""
 
     name: str
     description: str
     params: dict[str, Param]
-    surrogates: str
-    searches: str
+    capabilities: dict[str, Any]
 
 
-_DESCRIPTIONS = {
-    "sgd": (
-        "SGD / Pegasos on the primal (lazy scaling, lazy averaging, parallel blocks)",
-        "every surrogate",
-        "every search but sarawagi",
-    ),
-    "bcfw": (
-        "block-coordinate Frank–Wolfe with line search, weighted averaging and duality gap",
-        "surrogates affine in h (margin, slack, beta, generalized, microf1)",
-        "every search but sarawagi",
-    ),
-    "cutting-plane": (
-        "1-slack cutting plane, dual QP by clarabel",
-        "surrogates affine in h (margin, slack, beta, generalized, microf1)",
-        "every search but sarawagi",
-    ),
-    "cutting-plane-n": (
-        "n-slack cutting plane, dual QP by clarabel (sarawagi gets the slack ξ_i)",
-        "surrogates affine in h (margin, slack, beta, generalized, microf1)",
-        "every search",
-    ),
-}
-
-
-def _info(name: str) -> LearnerInfo:
-    description, surrogates, searches = _DESCRIPTIONS[name]
+def _info(entry: Mapping[str, Any]) -> LearnerInfo:
+    name = entry["name"]
     params = {
         pname: Param(default, doc) for pname, default, doc in _native.learner_parameters(name)
     }
-    return LearnerInfo(name, description, params, surrogates, searches)
+    return LearnerInfo(name, entry["description"], params, dict(entry["capabilities"]))
 
 
 #: Every learner with its parameters (defaults and documentation come from the native crate).
-LEARNERS: dict[str, LearnerInfo] = {name: _info(name) for name in LEARNER_NAMES}
+LEARNERS: dict[str, LearnerInfo] = {e["name"]: _info(e) for e in _native.catalog()["learner"]}
 
 
-def _surrogate(surrogate: Any) -> Any:
+class Learner(_native.LearnerSpec):
+    """A learner with its parameters, validated once (unknown names and values outside their
+    domain raise :class:`~bicrit.errors.InvalidParameterError` here). ``params`` holds every
+    parameter with its effective value, ``given`` those passed; ``replace(changes)`` returns a
+    validated copy."""
+
+    def __new__(cls, name: str, **params: Any) -> Learner:
+        return super().__new__(cls, name, params)
+
+    def replace(self, changes: Mapping[str, Any]) -> Learner:
+        """A validated copy with the parameters of ``changes`` replaced."""
+        return Learner(self.name, **{**self.given, **dict(changes)})
+
+    def __repr__(self) -> str:
+        given = "".join(f", {k}={v!r}" for k, v in self.given.items())
+        return f"Learner({self.name!r}{given})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_make_learner, (self.name, self.given))
+
+
+def _make_learner(name: str, params: dict[str, Any]) -> Learner:
+    return Learner(name, **params)
+
+
+def resolve_surrogate(surrogate: Any) -> Any:
+    """A surrogate object from a registry name (objects unchanged)."""
     if isinstance(surrogate, str):
         from bicrit.surrogates import surrogate as make
 
@@ -180,7 +176,7 @@ def _surrogate(surrogate: Any) -> Any:
     return surrogate
 
 
-def _search(search: Any) -> Any:
+def resolve_search(search: Any) -> Any:
     """A registry name or ``(name, options)`` through the registry (so plugin searches resolve
     to their objects, which the native learners then refuse clearly); objects unchanged."""
     from bicrit import registry
@@ -199,7 +195,7 @@ def check(
     ``surrogate`` and ``search`` (on ``structure``, when given: its oracle's capabilities), as
     :class:`Trainer` would — without any data. Names are looked up in the registry."""
     caps = None if structure is None else dict(structure.capabilities)
-    _native.check_learner(learner, _surrogate(surrogate), _search(search), caps)
+    _native.check_learner(learner, resolve_surrogate(surrogate), resolve_search(search), caps)
 
 
 def make_trainer(
@@ -214,22 +210,13 @@ def make_trainer(
 ) -> Any:
     """A :class:`Trainer` from user-facing pieces: an initialised structure (built-in or
     Python-written), ``X``/``Y`` as users pass them, a surrogate object or name, a search object,
-    name or ``(name, options)``."""
-    from bicrit.structures.base import as_native
+    name or ``(name, options)``. To run its epochs, hand it to the fit driver
+    (:class:`bicrit.learners.fit.Fit`) or call :func:`train`."""
+    from bicrit.learners.fit import Training
 
-    Xn, Yn = structure.native_inputs(X, Y)
-    if w0 is not None:
-        w0 = np.ascontiguousarray(w0, dtype=np.float64)
-    return Trainer(
-        as_native(structure),
-        Xn,
-        Yn,
-        _surrogate(surrogate),
-        _search(search),
-        learner,
-        dict(params or {}),
-        w0,
-    )
+    spec = Learner(learner, **(params or {}))
+    training = Training(structure, *structure.native_inputs(X, Y), spec)
+    return training.runner(surrogate, search, w0=w0)
 
 
 def train(
@@ -250,18 +237,21 @@ def train(
     """Trains for up to ``max_epochs`` epochs (stopping early when an epoch reports
     ``converged``); returns ``(weights, history)``, ``history`` holding each epoch's stats dict.
     A native structure that is not initialised yet is initialised on ``(X, Y)``. ``params`` are the
-    learner's (see :data:`LEARNERS`); ``callback(stats)`` is called after every epoch."""
+    learner's (see :data:`LEARNERS`); ``callback(stats)`` is called after every epoch. The epochs
+    run through the fit driver (:class:`bicrit.learners.fit.Fit`)."""
+    from bicrit.learners.fit import Fit, Training
+
     if int(max_epochs) < 1:
         raise InvalidParameterError(f"max_epochs must be at least 1, got {max_epochs}")
     if getattr(structure, "_native", False) is None:
         structure.initialize(X, Y)
-    trainer = make_trainer(structure, X, Y, surrogate, search, learner, params, w0)
-    history: list[dict[str, Any]] = []
-    for _ in range(int(max_epochs)):
-        stats = trainer.epoch()
-        history.append(stats)
-        if callback is not None:
-            callback(stats)
-        if stop_on_convergence and stats["converged"]:
-            break
-    return trainer.weights(averaged), history
+    Xn, Yn = structure.native_inputs(X, Y)
+    task = Training(structure, Xn, Yn, Learner(learner, **params))
+    fit = Fit(
+        task.phases(surrogate, search, int(max_epochs), 0, w0),
+        tol=None,
+        certified=bool(stop_on_convergence),
+        callbacks=[] if callback is None else [lambda e: callback(e.row)],
+    )
+    result = fit.run()
+    return result.runner.weights(averaged), result.rows

@@ -10,7 +10,7 @@ positives ``tp_k``.
 Names follow the thesis where it is ambiguous:
 
 * :func:`jaccard_accuracy` is the "Acc" column of the thesis's multi-label tables (example-based
-  accuracy, Godbole & Sarawagi 2004), not subset accuracy (DESIGN §9).
+  accuracy, Godbole & Sarawagi 2004), not subset accuracy.
 * :func:`example_f1` is what the thesis's Micro-F1 surrogate chapter (``sec:microf1``) calls
   "Micro-F1": the per-instance F1 ``2|y ∩ ŷ| / (|y| + |ŷ|)`` averaged over instances.
 * :func:`micro_f1` is the usual pooled (micro-averaged) F1 of scikit-learn and MULAN.

@@ -4,20 +4,21 @@ A *curve* is one training run (one configuration: surrogate, search, learner, pa
 optional starting weights) evaluated on the dev and the test split after every epoch. A
 configuration and its number of epochs are chosen on the dev score only; the test scores of the
 chosen epoch are then read off the same curve (the test split never takes part in the choice).
-CPU time is the process CPU time of the Trainer's epochs (``time.process_time``, one thread with
-``n_jobs=1``), so it is steadier than wall time on a shared machine.
+CPU time is the process CPU time of the epochs as the fit driver measures it (``cpu``, one
+thread with ``n_jobs=1``), so it is steadier than wall time on a shared machine. The epochs run
+in the fit driver (:mod:`bicrit.learners.fit`) with no stopping rule: every epoch is evaluated.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from bicrit.learners import make_trainer
+from bicrit.learners import Learner
+from bicrit.learners.fit import Epoch, Fit, Training, averaged_weights
 from bicrit.reproduce._seq_common import EPOCH_KEYS
 
 __all__ = ["Curve", "best", "curve"]
@@ -58,33 +59,37 @@ def curve(
     phase (a warm start); ``save``: epoch numbers whose averaged weights are kept."""
     if epochs < 1:
         raise ValueError(f"epochs must be ≥ 1, got {epochs}")
-    trainer = make_trainer(structure, X, Y, surrogate, search, learner, dict(params), w0)
+    training = Training(structure, *structure.native_inputs(X, Y), Learner(learner, **params))
     keep = set(save)
     rows: list[dict[str, Any]] = []
     saved: dict[int, np.ndarray] = {}
-    cpu, calls, inferences = float(start_cpu), int(start_calls), int(start_inferences)
-    for k in range(epochs):
-        t0 = time.process_time()
-        stats = trainer.epoch()
-        cpu += time.process_time() - t0
-        calls += int(stats["calls"])
-        inferences += int(stats["inferences"])
-        w = np.asarray(trainer.weights(True))
-        epoch = first_epoch + k
+    totals = {"cpu": float(start_cpu), "calls": int(start_calls), "inf": int(start_inferences)}
+
+    def record(event: Epoch) -> None:
+        stats = event.row
+        totals["cpu"] += stats["cpu"]
+        totals["calls"] += int(stats["calls"])
+        totals["inf"] += int(stats["inferences"])
+        w = averaged_weights(event.runner)
+        epoch = first_epoch + int(stats["epoch"]) - 1
         row = {key: stats.get(key) for key in EPOCH_KEYS}
         row.update(
             epoch=epoch,
             phase=surrogate,
-            cpu_time=cpu,
-            cumulative_calls=calls,
-            cumulative_inferences=inferences,
-            calls_per_inference_total=calls / max(inferences, 1),
+            cpu_time=totals["cpu"],
+            cumulative_calls=totals["calls"],
+            cumulative_inferences=totals["inf"],
+            calls_per_inference_total=totals["calls"] / max(totals["inf"], 1),
         )
         row.update({f"dev_{k2}": v for k2, v in evaluate_dev(w).items()})
         row.update(evaluate_test(w))
         rows.append(row)
         if epoch in keep:
             saved[epoch] = w.copy()
+
+    # every epoch runs (no stopping): the dev score chooses the epoch afterwards
+    phases = training.phases(surrogate, search, epochs, 0, w0)
+    Fit(phases, tol=None, certified=False, callbacks=[record]).run()
     return Curve(dict(config or {}), rows, saved)
 
 

@@ -1,6 +1,6 @@
 """Helpers shared by the sequence and tree reproductions (``ner``, ``parsing``, ``searches``):
-subsampling by ``scale``, the epoch loop over a :class:`bicrit.learners.Trainer` with per-epoch
-evaluation, the command-line entry of each module and the convergence plots."""
+subsampling by ``scale``, an SGD fit through the fit driver with per-epoch evaluation, the
+command-line entry of each module and the convergence plots."""
 
 from __future__ import annotations
 
@@ -13,11 +13,12 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from bicrit.learners import make_trainer
+from bicrit.learners import Learner
+from bicrit.learners.fit import Epoch, Fit, Training, averaged_weights
 
 __all__ = [
     "EPOCH_KEYS",
-    "Fit",
+    "Outcome",
     "fit",
     "main",
     "plot_convergence",
@@ -59,7 +60,7 @@ def sklearn_c(lam: float, n: int) -> float:
     return 1.0 / (n * lam)
 
 
-class Fit:
+class Outcome:
     """The outcome of :func:`fit`: final weights, per-epoch history rows and totals."""
 
     def __init__(self, w: np.ndarray, history: list[dict[str, Any]], fit_time: float) -> None:
@@ -91,45 +92,38 @@ def fit(
     params: Mapping[str, Any],
     evaluate: Callable[[np.ndarray], Mapping[str, float]] | None = None,
     warmup: int = 0,
-) -> Fit:
-    """SGD through :func:`bicrit.learners.make_trainer` for ``epochs`` epochs; after each epoch
-    ``evaluate(averaged weights)`` adds its metrics to the history row (not timed). ``fit_time``
-    is the sum of the Trainer's own epoch times (inference and updates, no evaluation).
+) -> Outcome:
+    """SGD for ``epochs`` epochs in the fit driver (:mod:`bicrit.learners.fit`, every epoch
+    runs); after each epoch ``evaluate(averaged weights)`` adds its metrics to the history row
+    (not timed). ``fit_time`` is the sum of the Trainer's own epoch times (inference and
+    updates, no evaluation).
 
     ``warmup`` > 0: the first ``warmup`` of the ``epochs`` epochs train margin rescaling (search
     ``convex-hull``), the rest ``surrogate`` starting from the margin weights (the thesis's
-    parsing experiment: margin first, then ProbLoss); the history marks each row's ``phase``."""
+    parsing experiment: margin first, then ProbLoss), SGD's step schedule continued across the
+    switch as in every fit; the history marks each row's ``phase``."""
     warmup = min(int(warmup), int(epochs))
+    if warmup >= int(epochs):  # margin rescaling only
+        surrogate, search, warmup = "margin", "convex-hull", 0
+    training = Training(structure, *structure.native_inputs(X, Y), Learner("sgd", **params))
     rows: list[dict[str, Any]] = []
-    total = 0.0
-    trainer = None
-    for e in range(int(epochs)):
-        phase = "margin" if e < warmup else surrogate
-        if e == 0 or e == warmup:
-            w0 = None if trainer is None else trainer.weights(True)
-            trainer = make_trainer(
-                structure,
-                X,
-                Y,
-                phase,
-                "convex-hull" if e < warmup else search,
-                "sgd",
-                dict(params),
-                w0,
-            )
-        assert trainer is not None
-        stats = trainer.epoch()
-        total += float(stats["time"])
+    totals = {"time": 0.0, "calls": 0}
+
+    def record(event: Epoch) -> None:
+        stats = event.row
+        totals["time"] += float(stats["time"])
+        totals["calls"] += int(stats["calls"])
         row = {k: stats.get(k) for k in EPOCH_KEYS}
-        row["epoch"] = e + 1
-        row["phase"] = phase
-        row["cumulative_calls"] = sum(r["calls"] for r in rows) + stats["calls"]
-        row["cumulative_time"] = total
+        row["phase"] = stats["surrogate"]
+        row["cumulative_calls"] = totals["calls"]
+        row["cumulative_time"] = totals["time"]
         if evaluate is not None:
-            row.update(evaluate(trainer.weights(True)))
+            row.update(evaluate(averaged_weights(event.runner)))
         rows.append(row)
-    assert trainer is not None
-    return Fit(trainer.weights(True), rows, total)
+
+    phases = training.phases(surrogate, search, int(epochs), warmup)
+    result = Fit(phases, tol=None, certified=False, callbacks=[record]).run()
+    return Outcome(averaged_weights(result.runner), rows, totals["time"])
 
 
 def timed(fn: Callable[[], Any]) -> tuple[Any, float]:

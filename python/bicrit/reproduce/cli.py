@@ -53,8 +53,8 @@ def run_reproduce(args: argparse.Namespace) -> int:
     try:
         table = run(args.name, scale=args.scale, seeds=args.seeds, out=args.out)
     except BicritError as exc:
-        print(f"bicrit reproduce: error: {exc}", file=sys.stderr)
-        return 1
+        print(f"bicrit reproduce: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 2
     with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=200, fmt_str_lengths=40):
         print(table)
     return 0

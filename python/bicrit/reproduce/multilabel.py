@@ -1,10 +1,10 @@
 """The multi-label table (issue 5 item 4(a); thesis §Multi-label Classification, tables
 ``table:result`` (yeast) and ``table:ML_result``).
 
-Methods: one-vs-rest ``LinearSVC`` (``ovr``), and a fully pairwise MRF (DESIGN §4) trained by
+Methods: one-vs-rest ``LinearSVC`` (``ovr``), and a fully pairwise MRF trained by
 BCFW with margin rescaling (``margin``), β-scaling with β ∈ {1/4, 1/2, 3/4} (``beta-0.25`` …)
 and slack rescaling (``slack``), the last four through warm-started convex hull search over the
-λ-oracle (DESIGN §3; fractional answers, i.e. the loss over the hull of the labels).
+λ-oracle (fractional answers, i.e. the loss over the hull of the labels).
 
 Protocol (one *seed*):
 
@@ -13,7 +13,7 @@ Protocol (one *seed*):
    ``setup.criterion`` (default the example-based accuracy, the thesis's "Acc") over
    ``setup.folds``-fold cross-validation of train (:func:`kfold_splits`; ``folds = 1``: one
    seeded 25 % validation split, :func:`validation_split`), over the grid ``setup.grid`` of the
-   thesis's C_t mapped to scikit-learn's C = 1/(n·C_t) (DESIGN §3), n the number of instances
+   thesis's C_t mapped to scikit-learn's C = 1/(n·C_t), n the number of instances
    fitted;
 3. refit on all of train with that C_t, evaluate on test: example-based (Jaccard) accuracy,
    subset accuracy, Hamming loss, micro-F1 pooled over the matrix (``micro_f1``, scikit-learn's
@@ -24,7 +24,7 @@ Every BCFW fit runs until its relative duality gap is ≤ ``setup.tol`` or ``set
 epochs (× ``scale``) have passed; the per-seed rows record the epochs run and the final gap.
 
 Features: dense sets are standardised with the training part's mean and sd (unscaled features
-make BCFW diverge, DESIGN §9); sparse ones (bag of words) are kept as they are. A constant column
+make BCFW diverge); sparse ones (bag of words) are kept as they are. A constant column
 is appended as the bias. Seeds vary the subsample, the cross-validation folds and the learners'
 instance order.
 
@@ -91,7 +91,7 @@ class MultilabelSetup:
     gap is ≤ ``tol`` (the learner's ``converged``: gap ≤ tol·|primal|). ``folds`` ≥ 2 selects C
     by ``folds``-fold cross-validation on train, ``folds = 1`` by one seeded 25 % validation
     split (:func:`validation_split`). ``grid`` is the thesis-scale grid of C_t (the thesis's
-    chapters 1–4: C = 1/(n·C_t), DESIGN §3). ``criterion`` is the metric of :func:`evaluate`
+    chapters 1–4: C = 1/(n·C_t)). ``criterion`` is the metric of :func:`evaluate`
     maximised on validation (``hamming`` is minimised).
     """
 
@@ -131,7 +131,7 @@ class MultilabelSetup:
 
 #: Every multi-label set of the data folder that fits in memory, with its model. The full
 #: pairwise graph up to K = 53 labels; a Chow–Liu tree for corel5k (374) and delicious (983),
-#: where K(K−1)/2 edges would not fit the 4·n_edges weights' oracle budget (DESIGN §4).
+#: where K(K−1)/2 edges would not fit the 4·n_edges weights' oracle budget.
 DATASETS: dict[str, MultilabelSetup] = {
     s.name: s
     for s in [
@@ -167,7 +167,7 @@ DATASETS: dict[str, MultilabelSetup] = {
 }
 
 #: Published numbers on yeast's official split: the thesis's table (margin/slack rescaling,
-#: fully pairwise MRF) and the peers' measured on this split (DESIGN §9).
+#: fully pairwise MRF) and the peers' measured on this split.
 REFERENCE = pl.DataFrame(
     {
         "dataset": ["yeast"] * 4,
@@ -183,7 +183,7 @@ REFERENCE = pl.DataFrame(
 
 def c_grid(n: int) -> list[float]:
     """scikit-learn's C for the thesis's grid C_t ∈ {1e-4, …, 1e-1} on ``n`` instances:
-    C = 1/(n·C_t) (DESIGN §3), largest first."""
+    C = 1/(n·C_t), largest first."""
     if n < 1:
         raise InvalidParameterError(f"n must be at least 1, got {n}")
     return [1.0 / (n * ct) for ct in THESIS_C]
@@ -255,31 +255,26 @@ def fit_predict(
     if METHODS[method] is None:
         return _fit_predict_ovr(C, X_fit, Y_fit, X_eval, seed)
     import bicrit
-    from bicrit.learners import make_trainer
+    from bicrit.learners import Learner
+    from bicrit.learners.fit import Fit, Training
 
     t0, c0 = time.perf_counter(), time.process_time()
     s = bicrit.structure("multilabel", edges=setup.edges, inference=setup.inference)
     s.initialize(X_fit, Y_fit)
-    trainer = make_trainer(
-        s,
-        X_fit,
-        Y_fit,
-        surrogate=_surrogate(method),
-        search="convex-hull",
-        learner="bcfw",
-        params={
-            "C": float(C),
-            "random_state": int(seed),
-            "n_jobs": int(n_jobs),
-            "tol": float(setup.tol),
-        },
-    )
-    history: list[dict[str, Any]] = []
-    for _ in range(max(1, int(epochs))):
-        stats = trainer.epoch()
-        history.append(stats)
-        if stats["converged"]:
-            break
+    params = {
+        "C": float(C),
+        "random_state": int(seed),
+        "n_jobs": int(n_jobs),
+        "tol": float(setup.tol),
+    }
+    training = Training(s, *s.native_inputs(X_fit, Y_fit), Learner("bcfw", **params))
+    # BCFW to its certified gap (tol) or the epoch cap
+    result = Fit(
+        training.phases(_surrogate(method), "convex-hull", max(1, int(epochs))),
+        tol=None,
+        certified=True,
+    ).run()
+    trainer, history = result.runner, result.rows
     w = trainer.weights(True)
     fit_s, fit_cpu_s = time.perf_counter() - t0, time.process_time() - c0
     preds = [np.asarray(s.batch_predict(w, X)) for X in X_eval]

@@ -7,8 +7,8 @@ Setup
       shapes, flags, words at ±1, ±2, and the POS column at −1, 0, +1 where the corpus has one),
       hashed into ``n_features`` columns. The CRF gets the *same feature strings*, unhashed.
     * Structure: ``chain`` over the IOB2 tags, task loss = token Hamming (ProbLoss is defined for
-      g = Hamming; DESIGN §2); the Micro-F1 surrogate uses the chain's indicator-set Hamming term
-      and the size |y| (non-O tokens; DESIGN §3).
+      g = Hamming); the Micro-F1 surrogate uses the chain's indicator-set Hamming term
+      and the size |y| (non-O tokens; docs/architecture.md, Structures).
     * Learner: SGD (constant step η, weighted averaging, warm-started searches), at most
       ``epochs`` epochs, regularisation given in the thesis's form λ (``(λ/2)‖w‖² + (1/n)Σℓ``;
       C = 1/(n·λ)); λ, η and the number of epochs are chosen on the official dev split
@@ -58,7 +58,7 @@ from bicrit.datasets import SequenceFeaturizer, load
 from bicrit.metrics.sequence import sequence_report
 from bicrit.reproduce import ner_protocol
 from bicrit.reproduce._seq_common import (
-    Fit,
+    Outcome,
     fit,
     main,
     plot_convergence,
@@ -189,7 +189,7 @@ def train_method(
     track: bool = True,
     params: dict[str, Any] | None = None,
     warmup: int | None = None,
-) -> tuple[Fit, dict[str, float]]:
+) -> tuple[Outcome, dict[str, float]]:
     """Trains one method (``METHODS`` names; ``search``/``surrogate`` override) and returns the
     fit and the test scores of its averaged weights; ``track`` evaluates on test every epoch.
     ``warmup``: margin epochs before the method's own loss (default: ``epochs // 2`` for every

@@ -44,7 +44,7 @@ import polars as pl
 import bicrit
 from bicrit.datasets import load
 from bicrit.metrics.dependency import dependency_report
-from bicrit.reproduce._seq_common import Fit, fit, main, plot_convergence, sklearn_c, subsample
+from bicrit.reproduce._seq_common import Outcome, fit, main, plot_convergence, sklearn_c, subsample
 from bicrit.reproduce.ner import _search_name
 
 __all__ = ["METHODS", "Treebank", "prepare", "run", "train_method"]
@@ -148,7 +148,7 @@ def train_method(
     track: bool = True,
     params: dict[str, Any] | None = None,
     warmup: int | None = None,
-) -> tuple[Fit, dict[str, float]]:
+) -> tuple[Outcome, dict[str, float]]:
     """Trains one method of :data:`METHODS`; the fit and the test scores of its averaged
     weights (``track``: test scores after every epoch too). ``warmup``: margin epochs before
     ProbLoss (default ``epochs // 2``; 0 trains ProbLoss from scratch)."""

@@ -44,6 +44,8 @@ import numpy as np
 import polars as pl
 
 import bicrit
+from bicrit.learners import Learner
+from bicrit.learners.fit import Fit, Training, averaged_weights
 from bicrit.reproduce import ner
 from bicrit.reproduce._seq_common import fit, main, sklearn_c
 from bicrit.structures.base import lambda_query
@@ -197,19 +199,17 @@ def record(
     returns ``(clouds, corpus, per-epoch training stats)``."""
     corpus = ner.prepare(DATASET, scale, seed, root=root)
     s = corpus.structure()
-    trainer = bicrit.learners.make_trainer(
-        s,
-        corpus.X_train,
-        corpus.Y_train,
-        "slack",
-        "convex-hull",
-        "sgd",
-        {"C": sklearn_c(lam, corpus.n_train), "random_state": seed, **ner.SGD},
+    params = {"C": sklearn_c(lam, corpus.n_train), "random_state": seed, **ner.SGD}
+    training = Training(
+        s, *s.native_inputs(corpus.X_train, corpus.Y_train), Learner("sgd", **params)
     )
-    weights, stats = [], []
-    for _ in range(epochs):
-        stats.append(trainer.epoch())
-        weights.append(trainer.weights(True))
+    weights: list[np.ndarray] = []
+    stats = Fit(
+        training.phases("slack", "convex-hull", epochs),
+        tol=None,
+        certified=False,
+        callbacks=[lambda e: weights.append(averaged_weights(e.runner))],
+    ).run().rows
     X, offsets = corpus.X_train
     rng = np.random.default_rng(seed)
     order = rng.permutation(corpus.n_train)[:n_instances]

@@ -1,4 +1,5 @@
-"""Searches: loss-augmented inference ``max_y ψ(h(y), g(y))`` through a λ-oracle (DESIGN §3).
+"""Searches: loss-augmented inference ``max_y ψ(h(y), g(y))`` through a λ-oracle
+(docs/architecture.md, Searches).
 
 Use :func:`bicrit.search`::
 
@@ -159,21 +160,22 @@ class SearchResult:
         return len(self.labels) > 1
 
 
-class Search:
-    """A built-in search with its options (what the registry's factories return)."""
+class Search(_native.SearchSpec):
+    """A built-in search with its options (what the registry's factories return; the object
+    itself is what the native learners run). ``name`` is its registry name."""
 
-    def __init__(self, name: str, **options: Any) -> None:
-        self._spec = _native.SearchSpec(name, options)
-        self.name = self._spec.name
+    def __new__(cls, name: str, **options: Any) -> Search:
+        self = super().__new__(cls, name, options)
         self.options = dict(options)
+        return self
 
     def requirements(self) -> dict[str, bool]:
         """What the search needs from the surrogate and the oracle."""
-        return self._spec.requirements()
+        return super().requirements()
 
     def check(self, oracle: Any, surrogate: Any) -> None:
         """Raises :class:`~bicrit.errors.IncompatibleError` for a combination it cannot run."""
-        self._spec.check(oracle, _as_surrogate(surrogate))
+        super().check(oracle, _as_surrogate(surrogate))
 
     def run(
         self, oracle: Any, surrogate: Any, *, warm: Any = None, xi: float | None = None
@@ -183,12 +185,19 @@ class Search:
             warm = warm.warm
         if warm is not None and not isinstance(warm, _native.WarmState):
             raise TypeError(f"warm must be a SearchResult or None, got {type(warm).__name__}")
-        out = _native.run_search(self._spec, oracle, _as_surrogate(surrogate), warm, xi)
+        out = _native.run_search(self, oracle, _as_surrogate(surrogate), warm, xi)
         return SearchResult(search=self.name, **out)
 
     def __repr__(self) -> str:
         opts = "".join(f", {k}={v!r}" for k, v in self.options.items())
         return f"Search({self.name!r}{opts})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_make, (self.name, self.options))
+
+
+def _make(name: str, options: dict[str, Any]) -> Search:
+    return Search(name, **options)
 
 
 def _as_surrogate(surrogate: Any) -> Any:
@@ -220,86 +229,12 @@ def search(
     return built.run(oracle, _as_surrogate(surrogate), warm=warm, xi=xi)
 
 
-_BUILTINS: dict[str, tuple[str, dict[str, Any]]] = {
-    "sarawagi": (
-        "Sarawagi–Gupta: golden-section search on the convex bound of the cutting-plane form",
-        {
-            "oracle": ["lambda"],
-            "surrogates": "product form",
-            "needs_xi": True,
-            "guarantee": "approximate",
-            "target": "integral",
-            "learners": ["cutting-plane (n-slack)"],
-        },
-    ),
-    "binary": (
-        "binary search on the convex upper bound F̄(λ) (Lemma binary_upper)",
-        {
-            "oracle": ["lambda"],
-            "surrogates": "product form",
-            "guarantee": "approximate",
-            "target": "integral",
-        },
-    ),
-    "bisecting": (
-        "bisecting search (Alg. bisecting), warm-startable from λ",
-        {
-            "oracle": ["lambda"],
-            "surrogates": "product form",
-            "guarantee": "approximate",
-            "target": "integral",
-        },
-    ),
-    "angular": (
-        "angular search with the constrained λ-oracle (Alg. angular)",
-        {
-            "oracle": ["lambda", "cone"],
-            "surrogates": "product form, shift 1 (slack)",
-            "guarantee": "exact, ≤ 2M + 3 calls; (1 + eps)-optimal with eps > 0",
-            "target": "integral",
-        },
-    ),
-    "convex-hull": (
-        "convex hull search (Alg. convexhull_search) with the optimal λ at each step",
-        {
-            "oracle": ["lambda"],
-            "surrogates": "any quasi-concave increasing",
-            "guarantee": "exact over the convex hull, ≤ chain vertices + 1 calls",
-            "target": "convex hull (fractional answers on an edge)",
-            "options": {"integral": ["none", "ban", "kbest"]},
-        },
-    ),
-    "convex-hull-ban": (
-        "convex hull search + ban-list recovery of the exact integral optimum",
-        {
-            "oracle": ["lambda", "ban"],
-            "surrogates": "any quasi-concave increasing",
-            "guarantee": "exact",
-            "target": "integral",
-        },
-    ),
-    "convex-hull-kbest": (
-        "convex hull search + k-best recovery of the exact integral optimum",
-        {
-            "oracle": ["lambda", "kbest"],
-            "surrogates": "any quasi-concave increasing",
-            "guarantee": "exact",
-            "target": "integral",
-        },
-    ),
-    "frontier": (
-        "best label for every loss value (one frontier call), then the best of them under ψ",
-        {
-            "oracle": ["frontier"],
-            "surrogates": "any non-decreasing in h whose g is the task loss (not microf1)",
-            "guarantee": "exact, 1 call",
-            "target": "integral",
-        },
-    ),
-}
-
-
 def register_builtins(registry: Registrar) -> None:
-    """Registers bicrit's built-in searches."""
-    for name, (description, caps) in _BUILTINS.items():
-        registry.add_search(name, partial(Search, name), description=description, capabilities=caps)
+    """Registers bicrit's built-in searches, described by the native catalog."""
+    for entry in _native.catalog()["search"]:
+        registry.add_search(
+            entry["name"],
+            partial(Search, entry["name"]),
+            description=entry["description"],
+            capabilities=dict(entry["capabilities"]),
+        )

@@ -1,7 +1,7 @@
 """The structure protocol: what every label structure provides, native or written in Python.
 
 A structure knows its joint feature map φ(x, y), its task loss, the decomposable *terms* its
-oracle can add to the margin, and an oracle (DESIGN §4)::
+oracle can add to the margin, and an oracle (docs/architecture.md, Structures)::
 
     s = bicrit.structure("multiclass")
     s.initialize(X, Y)                    # fixes sizes from data
@@ -16,6 +16,14 @@ distance between indicator sets, which the Micro-F1 surrogate needs). ``capabili
 optional queries the oracle answers: ``ban`` (exclude labels), ``kbest``, ``cone`` (restrict the
 slope loss/(1 + m) to an interval), and whether answers may be ``relaxed`` (fractional).
 
+**Task behaviour.** A structure also says what its task means to a user, so that the estimators
+and the command line need no case per structure: ``prepare_labels``/``decode`` (labels as users
+write them ↔ the structure's labels), ``headline`` and ``report`` (metrics, with
+``report_names`` for display), ``record`` (one prediction as JSON for ``bicrit predict``),
+``coef`` (the weight vector in the layout users read) and ``get_config`` (the parameters that
+rebuild the fitted structure without data, for model files). The defaults below suit any
+structure; the built-ins refine them.
+
 A structure written in Python subclasses :class:`Structure` (or follows the same protocol) and
 works with every search and learner — only slower, since it runs under the GIL.
 """
@@ -29,7 +37,16 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-__all__ = ["TERMS", "Answer", "Cone", "Structure", "as_native", "labels_equal"]
+__all__ = [
+    "TERMS",
+    "Answer",
+    "Cone",
+    "Structure",
+    "as_native",
+    "jsonable",
+    "labels_equal",
+    "take",
+]
 
 #: Names of the decomposable terms an oracle can weight.
 TERMS: tuple[str, ...] = ("loss", "size", "hamming")
@@ -183,12 +200,85 @@ class Structure(ABC):
         """``oracle`` over many instances with the same query."""
         return [self.oracle(w, x, y, coef, **query) for x, y in zip(_rows(X), Y, strict=True)]
 
+    # ------------------------------------------------------------ task behaviour
+
+    #: Whether instances are rows of a feature matrix (estimators then check ``X`` as
+    #: scikit-learn does).
+    matrix_input: bool = False
+
+    #: The metrics of :meth:`report` as ``(key, display name)``, the headline first.
+    report_names: tuple[tuple[str, str], ...] = (("score", "1 − mean task loss"),)
+
+    def prepare_labels(self, Y: Any) -> Any:
+        """Training labels as users write them → the structure's labels, learning any
+        vocabulary (e.g. class names) before :meth:`initialize`. Default: unchanged."""
+        return Y
+
+    def decode(self, P: Sequence[Any]) -> Any:
+        """Predicted labels → the form users write them (the inverse of
+        :meth:`prepare_labels`). Default: unchanged."""
+        return P
+
+    def headline(self, Y: Any, P: Any) -> float:
+        """The task's headline metric (higher is better) of decoded predictions ``P`` against
+        ``Y``. Default: 1 − the mean task loss."""
+        losses = [self.loss(p, y) for p, y in zip(P, Y, strict=True)]
+        return 1.0 - float(np.mean(losses)) if losses else float("nan")
+
+    def report(self, Y: Any, P: Any) -> dict[str, Any]:
+        """Every metric of the task (keys of :attr:`report_names` among them)."""
+        return {"score": self.headline(Y, P)}
+
+    def record(self, p: Any) -> dict[str, Any]:
+        """One decoded prediction as JSON-able fields (``bicrit predict``'s output lines)."""
+        return {"label": jsonable(p)}
+
+    def validation_key(self, Y: Any, P: Any) -> tuple[float, ...]:
+        """What choosing hyper-parameters on held-out data maximises (lexicographically).
+        Default: the headline metric."""
+        return (self.headline(Y, P),)
+
+    def take(self, X: Any, indices: Sequence[int]) -> Any:
+        """The instances ``indices`` of inputs in this structure's form (matrix rows, items of
+        a sequence): held-out splits for C="auto"."""
+        return take(X, indices)
+
+    def coef(self, w: np.ndarray) -> np.ndarray:
+        """The weight vector in the layout users read (``coef_``). Default: as is."""
+        return w
+
+    def get_config(self) -> dict[str, Any]:
+        """Constructor parameters (sizes included) that rebuild this fitted structure without
+        data (model files). Default: the constructor's parameters read back from attributes."""
+        from bicrit.estimators.pieces import ctor_params
+
+        return ctor_params(self)
+
 
 def _rows(X: Any) -> list[Any]:
     if hasattr(X, "tocsr"):
         X = X.tocsr()
         return [X[i : i + 1] for i in range(X.shape[0])]
     return list(X)
+
+
+def take(X: Any, indices: Sequence[int]) -> Any:
+    """Items ``indices`` of a matrix (rows, dense or sparse), an array or a sequence."""
+    idx = np.asarray(indices, dtype=np.int64)
+    if hasattr(X, "shape") and hasattr(X, "__getitem__") and not isinstance(X, tuple):
+        return X[idx]
+    return [X[int(i)] for i in idx]
+
+
+def jsonable(x: Any) -> Any:
+    """Plain JSON values from numpy arrays and scalars, tuples and nested lists."""
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    if isinstance(x, list | tuple):
+        return [jsonable(v) for v in x]
+    if isinstance(x, np.generic):
+        return x.item()
+    return x
 
 
 def labels_equal(a: Any, b: Any) -> bool:

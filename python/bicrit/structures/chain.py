@@ -1,6 +1,6 @@
-"""The ``chain`` structure: first-order linear chain for sequence labeling and NER (DESIGN §4;
-the thesis's NER experiments, §``sec:NER``). Oracles run in Rust: Viterbi for any term query,
-exact k-best Viterbi and ban lists (no cone).
+"""The ``chain`` structure: first-order linear chain for sequence labeling and NER
+(docs/architecture.md, Structures; the thesis's NER experiments, §``sec:NER``). Oracles run in
+Rust: Viterbi for any term query, exact k-best Viterbi and ban lists (no cone).
 
 Inputs
 ------
@@ -31,7 +31,7 @@ from bicrit.structures._inputs import CsrTuple, as_csr_tuple
 from bicrit.structures.base import Answer, Cone
 from bicrit.structures.native import NativeStructure
 
-__all__ = ["Chain", "as_label", "as_sequences", "split_labels"]
+__all__ = ["Chain", "as_label", "as_sequences", "is_iob", "split_labels"]
 
 LOSSES = ("hamming", "segment")
 SCHEMES = ("iob1", "iob2", "iobes", "bio", "bioes")
@@ -260,6 +260,13 @@ class Chain(NativeStructure):
         if self.n_states is not None and n_features is not None:
             self._build(int(self.n_states), int(n_features))
 
+    report_names = (
+        ("f1", "entity micro-F1"),
+        ("macro_f1", "entity macro-F1"),
+        ("sentence_f1", "sentence F1 (thesis NER Micro-F1)"),
+        ("token_accuracy", "token accuracy"),
+    )
+
     def _build(self, n_states: int, n_features: int) -> None:
         self._native = _native.chain_structure(
             n_states,
@@ -329,3 +336,78 @@ class Chain(NativeStructure):
             k=k,
             cone=cone,
         )
+
+    # -- task behaviour (bicrit.structures.base) --------------------------------------------------
+
+    @property
+    def iob(self) -> bool:
+        """Whether the tags are named IOB tags (``O``, ``B-X``, ``I-X``): entity scores apply."""
+        return is_iob(self.tag_names or [])
+
+    def decode(self, P: Sequence[Any]) -> list[Any]:
+        """Tag names per sequence when the chain has ``tag_names``, else state-id arrays."""
+        if self.tag_names is None:
+            return [np.asarray(p) for p in P]
+        names = np.asarray([str(t) for t in self.tag_names], dtype=object)
+        return [names[np.asarray(p, dtype=np.int64)].tolist() for p in P]
+
+    def headline(self, Y: Any, P: Any) -> float:
+        """Entity micro-F1 (CoNLL chunks, pooled over types) for IOB tags, else token
+        accuracy."""
+        from bicrit import metrics
+
+        if self.iob:
+            return float(metrics.entity_scores(_strings(Y), P)["micro"]["f1"])
+        return _token_accuracy(Y, P)
+
+    def report(self, Y: Any, P: Any) -> dict[str, Any]:
+        """:func:`bicrit.metrics.sequence_report` for IOB tags, else the token accuracy."""
+        from bicrit import metrics
+
+        if self.iob:
+            return metrics.sequence_report(_strings(Y), P)
+        return {"token_accuracy": _token_accuracy(Y, P)}
+
+    def take(self, X: Any, indices: Sequence[int]) -> Any:
+        """Sequences ``indices`` of ``(M, offsets)`` inputs (token rows kept in order) or of a
+        list of per-sequence matrices."""
+        if isinstance(X, tuple) and len(X) == 2 and _looks_like_offsets(X[1]):
+            M, offsets = X
+            offsets = np.asarray(offsets, dtype=np.int64)
+            idx = np.asarray(indices, dtype=np.int64)
+            rows = np.concatenate(
+                [np.arange(offsets[i], offsets[i + 1]) for i in idx.tolist()] or [np.empty(0)]
+            ).astype(np.int64)
+            lengths = offsets[idx + 1] - offsets[idx]
+            return (M[rows], np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64))
+        return super().take(X, indices)
+
+    def record(self, p: Any) -> dict[str, Any]:
+        return {"tags": [str(t) for t in p] if self.tag_names else np.asarray(p).tolist()}
+
+    def get_config(self) -> dict[str, Any]:
+        return {
+            "n_states": self.n_states,
+            "n_features": self.n_features,
+            "outside": None if self.outside is None else [int(o) for o in self.outside],
+            "loss": self.loss_name,
+            "tag_names": None if self.tag_names is None else [str(t) for t in self.tag_names],
+            "scheme": self.scheme,
+        }
+
+
+def is_iob(tags: Sequence[str]) -> bool:
+    """Whether ``tags`` are IOB tags: ``O``, ``B-X`` and ``I-X`` only."""
+    return bool(tags) and all(t == "O" or str(t)[:2] in ("B-", "I-") for t in tags)
+
+
+def _strings(Y: Any) -> list[list[str]]:
+    return [[str(t) for t in y] for y in Y]
+
+
+def _token_accuracy(Y: Any, P: Any) -> float:
+    g = np.concatenate([np.asarray(y).ravel() for y in Y]).astype(str)
+    p = np.concatenate([np.asarray(y).ravel() for y in P]).astype(str)
+    if g.shape != p.shape:
+        raise InvalidInputError(f"Y has {g.size} tokens but the predictions have {p.size}")
+    return float(np.mean(g == p))

@@ -1,5 +1,6 @@
 """The ``dependency`` structure: arc-factored first-order dependency parsing with labeled arcs
-(DESIGN §4; thesis §"Dependency Parsing on Deep Network"). The algorithms run in Rust
+(docs/architecture.md, Structures; thesis §"Dependency Parsing on Deep Network"). The
+algorithms run in Rust
 (``rust/bicrit-structures/src/dependency/``).
 
 Inputs
@@ -143,6 +144,24 @@ def _int_array(values: Any, name: str) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=np.int64)
 
 
+def sentence_trees(sentences: Sequence[Any], labeled: bool) -> list[Any]:
+    """The trees sentences carry: ``(heads, relations)`` per sentence (``heads`` alone when
+    ``labeled`` is False), from their ``heads`` and ``deprels`` fields."""
+    out = []
+    for i, s in enumerate(sentences):
+        heads = _field(s, "heads")
+        if heads is None:
+            raise InvalidInputError(f"sentence {i} has no 'heads' field; pass Y explicitly")
+        if labeled:
+            rels = _field(s, "deprels")
+            if rels is None:
+                raise InvalidInputError(f"sentence {i} has no 'deprels' field; pass Y explicitly")
+            out.append((np.asarray(heads), list(rels)))
+        else:
+            out.append(np.asarray(heads))
+    return out
+
+
 class Dependency(NativeStructure):
     """Arc-factored dependency trees with labeled arcs (see the module docstring).
 
@@ -161,6 +180,8 @@ class Dependency(NativeStructure):
     """
 
     name = "dependency"
+
+    report_names = (("uas", "UAS"), ("las", "LAS"), ("uem", "exact match (unlabelled)"))
 
     def __init__(
         self,
@@ -222,7 +243,7 @@ class Dependency(NativeStructure):
         else:
             sentences = list(X)
             batch = _flatten(sentences)
-        raw = self._raw_gold(sentences) if Y is None else list(Y)
+        raw = sentence_trees(sentences, self.labeled) if Y is None else list(Y)
         if len(raw) != len(batch.lengths):
             raise InvalidInputError(
                 f"X has {len(batch.lengths)} sentences but Y has {len(raw)} labels"
@@ -257,24 +278,9 @@ class Dependency(NativeStructure):
                 raise InvalidInputError(f"sentence {i}: {exc}") from None
         return self
 
-    def _raw_gold(self, sentences: Sequence[Any]) -> list[Any]:
-        out = []
-        for i, s in enumerate(sentences):
-            heads = _field(s, "heads")
-            if heads is None:
-                raise InvalidInputError(f"sentence {i} has no 'heads' field; pass Y explicitly")
-            if self.labeled:
-                rels = _field(s, "deprels")
-                if rels is None:
-                    raise InvalidInputError(f"sentence {i} has no 'deprels' field; pass Y")
-                out.append((heads, list(rels)))
-            else:
-                out.append(heads)
-        return out
-
     def gold_labels(self, X: Any) -> list[Label]:
         """The gold labels of sentences (from their ``heads`` and ``deprels``), normalised."""
-        return [self._label(y) for y in self._raw_gold(list(X))]
+        return [self._label(y) for y in sentence_trees(list(X), self.labeled)]
 
     def relation_names(self, rels: Any) -> list[str]:
         """Relation names of relation ids."""
@@ -320,3 +326,48 @@ class Dependency(NativeStructure):
     def _y_many(self, Y: Any) -> Any:
         self._require()
         return [self._label(y) for y in Y]
+
+    # -- task behaviour (bicrit.structures.base) --------------------------------------------------
+
+    def decode(self, P: Sequence[Any]) -> list[Any]:
+        """``(heads, relation names)`` per sentence (``heads`` only when unlabeled)."""
+        if not self.labeled:
+            return [np.asarray(p) for p in P]
+        return [(np.asarray(h), self.relation_names(r)) for h, r in P]
+
+    def _heads(self, Y: Any) -> list[np.ndarray]:
+        return [np.asarray(y[0] if self.labeled else y) for y in Y]
+
+    def headline(self, Y: Any, P: Any) -> float:
+        """UAS over all tokens, punctuation included."""
+        from bicrit import metrics
+
+        return float(metrics.uas(self._heads(Y), self._heads(P)))
+
+    def report(self, Y: Any, P: Any) -> dict[str, Any]:
+        """:func:`bicrit.metrics.dependency_report` (UAS, LAS, sentence averages, exact match)."""
+        from bicrit import metrics
+
+        if self.labeled:
+            return metrics.dependency_report(
+                self._heads(Y),
+                self._heads(P),
+                [[str(r) for r in y[1]] for y in Y],
+                [list(p[1]) for p in P],
+            )
+        return metrics.dependency_report(self._heads(Y), self._heads(P))
+
+    def record(self, p: Any) -> dict[str, Any]:
+        if self.labeled:
+            heads, rels = p
+            return {"heads": np.asarray(heads).tolist(), "deprels": [str(r) for r in rels]}
+        return {"heads": np.asarray(p).tolist()}
+
+    def get_config(self) -> dict[str, Any]:
+        return {
+            "n_features": int(self.n_features),
+            "projective": bool(self.projective),
+            "labeled": bool(self.labeled),
+            "relations": self.relations,
+            "label_weight": float(self.label_weight),
+        }

@@ -1,5 +1,5 @@
 """The ``hierarchy`` structure: hierarchical classification over a tree or DAG (thesis
-hierarchical chapter; DESIGN §4 and §6).
+hierarchical chapter; docs/architecture.md, Structures and Hierarchies).
 
 One weight row per node; the score of a label is the sum over its nodes of ``s_n·W_n·x`` (``s_n``
 the per-node feature scale, 1 by default; NHSVM uses ``s_n = √α_n``). A **label** is a sorted
@@ -128,6 +128,8 @@ class HierarchyStructure(NativeStructure):
     """
 
     name = "hierarchy"
+    matrix_input = True
+    report_names = (("hierarchical_f1", "hierarchical F1"), ("accuracy", "exact-match accuracy"))
 
     def __init__(
         self,
@@ -144,6 +146,10 @@ class HierarchyStructure(NativeStructure):
     ) -> None:
         if hierarchy is None:
             raise InvalidParameterError("hierarchy is required: a Hierarchy or a parents list")
+        if isinstance(hierarchy, Mapping) and "parents" in hierarchy:  # a model file's form
+            from bicrit.hierarchy.graph import Hierarchy
+
+            hierarchy = Hierarchy.from_config(hierarchy)
         if labels not in ("any", "leaves"):
             raise InvalidParameterError(f"labels must be 'any' or 'leaves', got {labels!r}")
         if loss not in ("node", "leaf", "normalized"):
@@ -365,3 +371,86 @@ class HierarchyStructure(NativeStructure):
 
     def _y_many(self, Y: Any) -> Any:
         return [self._y_one(y) for y in Y]
+
+    # -- task behaviour (bicrit.structures.base) --------------------------------------------------
+
+    def _indicator(self, Y: Any) -> Any:
+        import scipy.sparse as sp
+
+        sets = [np.unique(np.asarray(list(y), dtype=np.int64)) for y in Y]
+        M = max([self.n_nodes, *(int(y.max()) + 1 for y in sets if y.size)])
+        idx = np.concatenate(sets) if sets else np.empty(0, dtype=np.int64)
+        indptr = np.concatenate([[0], np.cumsum([len(y) for y in sets])]).astype(np.int64)
+        A = sp.csr_array((np.ones(len(idx), dtype=np.int8), idx, indptr), shape=(len(sets), M))
+        A = sp.lil_array(A)
+        A[:, self._root] = 0  # the root is in every label: metrics leave it out
+        return sp.csr_array(A)
+
+    def headline(self, Y: Any, P: Any) -> float:
+        """Hierarchical micro-F1 (Kiritchenko et al., root excluded) for multi-label
+        structures, exact-match accuracy of the label sets for single-path ones."""
+        from bicrit.metrics.hierarchy import accuracy, hierarchical_f1
+
+        if len(Y) != len(P):
+            raise InvalidInputError(f"Y has {len(Y)} labels but there are {len(P)} predictions")
+        metric = hierarchical_f1 if self.multilabel else accuracy
+        return float(metric(self._indicator(Y), self._indicator(P)))
+
+    def report(self, Y: Any, P: Any) -> dict[str, Any]:
+        from bicrit.metrics.hierarchy import accuracy, hierarchical_f1
+
+        T, Q = self._indicator(Y), self._indicator(P)
+        return {"hierarchical_f1": float(hierarchical_f1(T, Q)), "accuracy": float(accuracy(T, Q))}
+
+    def record(self, p: Any) -> dict[str, Any]:
+        nodes = [int(v) for v in np.asarray(p).tolist()]
+        out: dict[str, Any] = {"nodes": nodes}
+        if self._names is not None:
+            out["names"] = [self._names[v] if v < len(self._names) else str(v) for v in nodes]
+        return out
+
+    def rows(self, w: np.ndarray) -> np.ndarray:
+        """The weight vector as ``(n_nodes, n_features)`` node rows (either layout)."""
+        M, d = self.n_nodes, int(self.n_features)
+        w = np.asarray(w, dtype=np.float64)
+        if self.layout == "feature":
+            return np.ascontiguousarray(w.reshape(d, M).T)
+        return w.reshape(M, d).copy()
+
+    def flat(self, rows: np.ndarray) -> np.ndarray:
+        """Node rows back to the weight vector (the inverse of :meth:`rows`)."""
+        if self.layout == "feature":
+            return np.ascontiguousarray(np.asarray(rows).T).ravel()
+        return np.ascontiguousarray(rows).ravel()
+
+    def scale(self) -> np.ndarray:
+        """The per-node feature scale s_n (ones by default)."""
+        if self.node_scale is None:
+            return np.ones(self.n_nodes)
+        return np.asarray(self.node_scale, dtype=np.float64)
+
+    def coef(self, w: np.ndarray) -> np.ndarray:
+        """Effective node rows ``U_n = s_n·W_n``: a label scores Σ_{n ∈ y} U_n·x."""
+        return self.scale()[:, None] * self.rows(w)
+
+    def get_config(self) -> dict[str, Any]:
+        from bicrit.hierarchy.graph import Hierarchy
+
+        h = self.hierarchy
+        if not isinstance(h, Hierarchy):
+            names = self._names or [str(v) for v in range(self.n_nodes)]
+            h = Hierarchy(names, self._parents, root=self._root)
+
+        def vec(v: Any) -> list[float] | None:
+            return None if v is None else np.asarray(v, dtype=np.float64).tolist()
+
+        return {
+            "hierarchy": h.get_config(),
+            "labels": self.labels,
+            "multilabel": self.multilabel,
+            "loss": self.loss_kind,
+            "node_scale": vec(self.node_scale),
+            "node_loss_weight": vec(self.node_loss_weight),
+            "n_features": self.n_features,
+            "layout": self.layout,
+        }

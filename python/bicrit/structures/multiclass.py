@@ -1,8 +1,10 @@
 """The ``multiclass`` structure: one weight block per class, 0-1 loss, enumeration oracle
-(DESIGN §4; the flat baseline). Labels are ints in ``0..n_classes``."""
+(docs/architecture.md, Structures;
+the flat baseline). Labels are ints in ``0..n_classes``."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -22,6 +24,10 @@ class Multiclass(NativeStructure):
     ----------
     n_classes, n_features:
         Sizes; ``None`` means "learn from data in :meth:`initialize`".
+    classes:
+        The users' class labels, class ``k`` being ``classes[k]`` (learned by
+        :meth:`prepare_labels`); ``None``: the class ids themselves. A ``{"dtype", "values"}``
+        mapping (a model file's form) is accepted.
 
     Terms: ``loss`` is the 0-1 loss, ``size`` is 1, ``hamming`` is 0 or 2 (between the indicator
     sets {y} and {y_i}).
@@ -29,10 +35,18 @@ class Multiclass(NativeStructure):
     """
 
     name = "multiclass"
+    matrix_input = True
 
-    def __init__(self, n_classes: int | None = None, n_features: int | None = None) -> None:
+    report_names = (("accuracy", "accuracy"),)
+
+    def __init__(
+        self, n_classes: int | None = None, n_features: int | None = None, classes: Any = None
+    ) -> None:
         self.n_classes = n_classes
         self.n_features = n_features
+        if isinstance(classes, Mapping):
+            classes = np.asarray(classes["values"], dtype=np.dtype(classes["dtype"]))
+        self.classes = None if classes is None else np.asarray(classes)
         if n_classes is not None and n_features is not None:
             self._native = _native.multiclass_structure(int(n_classes), int(n_features))
 
@@ -48,7 +62,12 @@ class Multiclass(NativeStructure):
             raise InvalidInputError(f"Y must hold integer class ids, got dtype {Y.dtype}")
         if Y.size and Y.min() < 0:
             raise InvalidInputError(f"class ids must be ≥ 0, got {Y.min()}")
-        n_classes = self.n_classes if self.n_classes is not None else max(int(Y.max()) + 1, 2)
+        if self.n_classes is not None:
+            n_classes = self.n_classes
+        elif self.classes is not None:
+            n_classes = len(self.classes)
+        else:
+            n_classes = max(int(Y.max()) + 1, 2)
         n_features = self.n_features if self.n_features is not None else X_csr[3]
         self._native = _native.multiclass_structure(int(n_classes), int(n_features))
         self.n_classes, self.n_features = n_classes, n_features
@@ -74,3 +93,56 @@ class Multiclass(NativeStructure):
         if A.ndim != 1:
             raise InvalidInputError(f"multiclass labels must be 1-D, got shape {A.shape}")
         return A.astype(np.int64)
+
+    # -- task behaviour (bicrit.structures.base) --------------------------------------------------
+
+    def prepare_labels(self, Y: Any) -> np.ndarray:
+        """Learns ``classes`` (sorted unique labels) and returns the class ids of ``Y``."""
+        A = np.asarray(Y)
+        if A.ndim != 1:
+            raise InvalidInputError(f"Y must be 1-D (one class per row), got shape {A.shape}")
+        classes, ids = np.unique(A, return_inverse=True)
+        if classes.size < 2:
+            raise InvalidInputError(
+                f"multiclass needs at least two classes; Y holds one class ({classes.tolist()})"
+            )
+        self.classes = classes
+        return ids.astype(np.int64)
+
+    def decode(self, P: Sequence[Any]) -> np.ndarray:
+        ids = np.asarray(P, dtype=np.int64)
+        return ids if self.classes is None else self.classes[ids]
+
+    def headline(self, Y: Any, P: Any) -> float:
+        """Accuracy."""
+        y, p = np.asarray(Y), np.asarray(P)
+        if y.shape != p.shape:
+            raise InvalidInputError(f"Y has shape {y.shape} but there are {p.shape} predictions")
+        return float(np.mean(y == p))
+
+    def report(self, Y: Any, P: Any) -> dict[str, Any]:
+        return {"accuracy": self.headline(Y, P)}
+
+    def record(self, p: Any) -> dict[str, Any]:
+        return {"class": p.item() if isinstance(p, np.generic) else p}
+
+    def coef(self, w: np.ndarray) -> np.ndarray:
+        """One row of weights per class: ``(n_classes, n_features)``."""
+        return w.reshape(int(self.n_classes), int(self.n_features))
+
+    def decision_function(self, w: np.ndarray, X: Any) -> np.ndarray:
+        """Per-class scores ``X @ coef.T`` (columns in class order)."""
+        import scipy.sparse as sp
+
+        indptr, indices, data, d = as_csr_tuple(X, name="X", n_features=self.n_features)
+        M = sp.csr_array((data, indices, indptr), shape=(len(indptr) - 1, d))
+        return np.asarray(M @ self.coef(w).T)
+
+    def get_config(self) -> dict[str, Any]:
+        classes = None
+        if self.classes is not None:
+            c = self.classes
+            if c.dtype.kind not in "iubU":
+                c = c.astype(str)
+            classes = {"dtype": c.dtype.str, "values": c.tolist()}
+        return {"n_classes": self.n_classes, "n_features": self.n_features, "classes": classes}

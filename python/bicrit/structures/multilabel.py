@@ -1,5 +1,6 @@
 """The ``multilabel`` structure: a pairwise binary Markov random field over K labels
-(DESIGN §4; the thesis's fully pairwise multi-label model, after Finley & Joachims 2008).
+(docs/architecture.md, Structures; the thesis's fully pairwise multi-label model, after Finley
+& Joachims 2008).
 
 Labels are 0/1 int arrays of length K. A *relaxed* label (an answer of the LP relaxation) is a
 ``(node_marginals, edge_marginals)`` tuple of float arrays of shapes ``(K,)`` and ``(n_edges, 4)``:
@@ -10,6 +11,7 @@ Labels are 0/1 int arrays of length K. A *relaxed* label (an answer of the LP re
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import combinations
 from typing import Any
 
@@ -35,7 +37,13 @@ def _label_matrix(Y: Any, n_rows: int | None = None) -> np.ndarray:
         Y = Y.toarray()
     A = np.asarray(Y)
     if A.ndim != 2:
-        raise InvalidInputError(f"Y must be 2-D (instances × labels), got {A.ndim}-D")
+        hint = (
+            " (the multilabel structure, StructuredSVM's default, takes an (n, K) 0/1 array; "
+            "for one class per instance pass structure='multiclass')"
+            if A.ndim == 1
+            else ""
+        )
+        raise InvalidInputError(f"Y must be 2-D (instances × labels), got {A.ndim}-D{hint}")
     if n_rows is not None and A.shape[0] != n_rows:
         raise InvalidInputError(f"X has {n_rows} instances but Y has {A.shape[0]} rows")
     return _as_01(A, "Y")
@@ -65,7 +73,7 @@ class Multilabel(NativeStructure):
     K·d + 4·n_edges: label k's weight block multiplies x only when y_k = 1 (a block for y_k = 0
     would be redundant), and each edge ``(i, j)`` (i < j) has one weight per state
     ``2·y_i + y_j``. There is no built-in bias: append a constant column to X for per-label
-    biases, and standardise features (unscaled inputs make training diverge; DESIGN §9).
+    biases, and standardise features (unscaled inputs make training diverge).
 
     Parameters
     ----------
@@ -79,6 +87,8 @@ class Multilabel(NativeStructure):
         but no ban list or k-best; ``"auto"`` — exact for K ≤ 16, relaxed beyond.
     n_labels, n_features:
         Sizes; ``None`` means "learn from data in :meth:`initialize`".
+    label_names:
+        Names of the K labels (used in :meth:`record`); ``None``: unnamed.
     relaxed_solver:
         ``"qpbo"`` (default: roof duality by max-flow, exact LP value, half-integral answers) or
         ``"lp"`` (the same LP by the clarabel interior-point solver; slower). Cone queries and
@@ -92,6 +102,15 @@ class Multilabel(NativeStructure):
     """
 
     name = "multilabel"
+    matrix_input = True
+    report_names = (
+        ("subset_accuracy", "subset acc"),
+        ("jaccard_accuracy", "Jaccard acc (thesis Acc)"),
+        ("hamming_loss", "Hamming loss"),
+        ("micro_f1", "micro-F1"),
+        ("macro_f1", "macro-F1"),
+        ("example_f1", "example F1"),
+    )
 
     def __init__(
         self,
@@ -100,7 +119,9 @@ class Multilabel(NativeStructure):
         n_labels: int | None = None,
         n_features: int | None = None,
         relaxed_solver: str = "qpbo",
+        label_names: Sequence[str] | None = None,
     ) -> None:
+        self.label_names = None if label_names is None else [str(n) for n in label_names]
         self.edges = edges
         self.inference = inference
         self.n_labels = n_labels
@@ -207,3 +228,45 @@ class Multilabel(NativeStructure):
         if isinstance(Y, list) and not Y:
             return np.zeros((0, self.n_labels or 0), dtype=np.int64)
         return _label_matrix(Y)
+
+    # -- task behaviour (bicrit.structures.base) --------------------------------------------------
+
+    def headline(self, Y: Any, P: Any) -> float:
+        """Subset accuracy (exact match of the whole label vector)."""
+        from bicrit.metrics import subset_accuracy
+
+        return float(subset_accuracy(Y, P))
+
+    def report(self, Y: Any, P: Any) -> dict[str, Any]:
+        """:func:`bicrit.metrics.multilabel_report`."""
+        from bicrit.metrics import multilabel_report
+
+        return multilabel_report(Y, P)
+
+    def validation_key(self, Y: Any, P: Any) -> tuple[float, ...]:
+        """Example-based (Jaccard) accuracy, the thesis's "Acc", then subset accuracy: with many
+        labels subset accuracy is near 0 for every model and cannot choose."""
+        from bicrit.metrics import multilabel_report
+
+        r = multilabel_report(Y, P)
+        return (float(r["jaccard_accuracy"]), float(r["subset_accuracy"]))
+
+    def record(self, p: Any) -> dict[str, Any]:
+        y = np.asarray(p).astype(np.int64)
+        out: dict[str, Any] = {"y": y.tolist()}
+        if self.label_names is not None:
+            out["labels"] = [n for n, v in zip(self.label_names, y.tolist(), strict=True) if v]
+        return out
+
+    def get_config(self) -> dict[str, Any]:
+        edges = self.edges
+        if not isinstance(edges, str) or edges == "tree":
+            edges = np.asarray(self.edges_).tolist()
+        return {
+            "edges": edges,
+            "inference": self.inference,
+            "n_labels": self.n_labels,
+            "n_features": self.n_features,
+            "relaxed_solver": self.relaxed_solver,
+            "label_names": self.label_names,
+        }

@@ -12,7 +12,8 @@ pub enum Error {
     /// A parameter is outside its admissible domain (e.g. a surrogate that would not be quasi-concave).
     #[error("{0}")]
     InvalidParameter(String),
-    /// Two pieces that do not combine (DESIGN §3 compatibility table), refused at construction.
+    /// Two pieces that do not combine (docs/architecture.md, Which pieces combine), refused at
+    /// construction.
     #[error("{0}")]
     Incompatible(String),
     /// An oracle was asked for a capability it does not declare (ban list, k-best, cone).

@@ -1,6 +1,6 @@
 //! Factor maps: how a surrogate's factors h and g are built from a label's margin and terms,
 //! and how a λ-oracle query in the plane becomes an [`Objective`] for a structure's oracle
-//! (DESIGN §3, "Factor functions beyond (m, L)").
+//! (docs/architecture.md, Objects).
 //!
 //! Margin, slack, β-/generalized scaling, log loss and ProbLoss use h = m, g = L. The Micro-F1
 //! surrogate uses h = H + m and g = −(|y| + |y_i|) (thesis §`sec:microf1`).
@@ -93,7 +93,7 @@ mod tests {
 
     #[test]
     fn micro_f1_objective_matches_design() {
-        // λ-oracle of Micro-F1: argmax m + H − λ|y| (DESIGN §3).
+        // λ-oracle of Micro-F1: argmax m + H − λ|y| (docs/architecture.md, Objects).
         let f = FactorMap::micro_f1(3.0);
         let (p, s) = f.objectives(Lambda::Finite(0.5));
         assert!(s.is_none());

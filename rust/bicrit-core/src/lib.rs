@@ -3,7 +3,7 @@
 //! Every other crate speaks these types:
 //! * [`Error`] — the one error type, mapped to Python exceptions in one place (`bicrit-py`).
 //! * [`Terms`] / [`Objective`] — the decomposable terms a structure adds to its margin
-//!   (DESIGN §3 "Factor functions beyond (m, L)").
+//!   (docs/architecture.md, Objects).
 //! * [`FactorMap`] — how a surrogate's factor functions h and g are built from (m, terms).
 //! * [`LambdaOracle`] — the λ-oracle in the (h, g) plane that every search drives
 //!   (thesis eq. `lambda_oracle`, constrained form eq. `constrained_oracle`).

@@ -1,4 +1,5 @@
-//! The λ-oracle protocol in the (h, g) plane (thesis eq. `lambda_oracle`; DESIGN §1, §3).
+//! The λ-oracle protocol in the (h, g) plane (thesis eq. `lambda_oracle`;
+//! docs/architecture.md, Objects).
 //!
 //! A search sees every label as the point (h(y), g(y)) in its surrogate's factor coordinates and
 //! reveals points only by asking an oracle for `argmax_y h(y) + λ g(y)`. λ = 0 and λ = ∞ are

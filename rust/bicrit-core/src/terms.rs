@@ -1,5 +1,5 @@
-//! Decomposable terms a structure's oracle can add to the margin (DESIGN §3, "Factor functions
-//! beyond (m, L)"). Every structure knows at least the task loss and the label size |y|; chains
+//! Decomposable terms a structure's oracle can add to the margin (docs/architecture.md,
+//! Objects). Every structure knows at least the task loss and the label size |y|; chains
 //! and multi-label structures also know the indicator-set Hamming distance that the Micro-F1
 //! surrogate needs (a token costs 0, 1 or 2; thesis §`sec:microf1`).
 

@@ -1,5 +1,5 @@
 //! Hierarchical classification: HSVM, NHSVM, NHSVM3 and Shared SVM (thesis hierarchical
-//! chapter; DESIGN §6).
+//! chapter; docs/architecture.md, Hierarchies).
 //!
 //! This crate holds the pieces of the normalized models that the generic learners do not cover:
 //! the **node weights α** of NHSVM, the **α step** of Shared SVM, and the **NHSVM3 learner**

@@ -4,7 +4,7 @@
 //!                      α_n ≥ α_p for every edge p → n (the "directional constraint"),
 //!
 //! an LP in (α, t): max t s.t. α_n ≥ t. Its optimum is not unique (only the smallest weight is
-//! pinned), so ties are broken as DESIGN §6 says: the returned α minimises Σ α² over the optimal
+//! pinned), so ties are broken as docs/architecture.md (Hierarchies) says: the returned α minimises Σ α² over the optimal
 //! face {α feasible, α_n ≥ t*} — a strictly convex QP, hence one answer, computed
 //! deterministically.
 //!

@@ -1,6 +1,6 @@
 //! NHSVM3 (thesis eq. `NHSVM3`) trained by SGD/Pegasos on the primal.
 //!
-//! The problem, in scikit-learn's C (DESIGN §3 "C"; the thesis's λ‖w‖² + Σℓ_i is C = 1/(2λ)):
+//! The problem, in scikit-learn's C (docs/architecture.md, Learners; the thesis's λ‖w‖² + Σℓ_i is C = 1/(2λ)):
 //!
 //! `P(w) = ½‖w‖² + C·Σ_i ℓ_i(w)`,
 //! `ℓ_i(w) = max(0, max_{y ≠ y_i} w·((Λ̃(y) − Λ̃(y_i)) ⊗ x_i) / ‖Λ̃(y) − Λ̃(y_i)‖ + 1)`

@@ -9,7 +9,7 @@
 //! S_n = Σ_{c ∈ C(n)} K_c and f(c, B) = K_c / B; the minimiser is
 //! E_n = √N_n / (√N_n + √S_n) and K_n = (√N_n + √S_n)² (eq. `leaf_f`).
 //!
-//! The printed algorithm has three slips (DESIGN §3), fixed here: E_n is computed from the
+//! The printed algorithm has three slips (docs/architecture.md, Hierarchies), fixed here: E_n is computed from the
 //! *original* N_n before N_n is overwritten by K_n; leaves use E = 1; and the top-down pass is
 //! α_n = L_p·E_n, L_n = L_p·(1 − E_n) with L_p the budget the parent passes down (the root's
 //! budget is 1, so α_root = E_root) — not √(L_p·E_n), and the root's α is assigned.
@@ -18,7 +18,7 @@
 //! its budget flows down to its leaves. The optimum is f(root, 1) = K_root; every leaf sum is
 //! exactly 1, so the answer is also feasible for NHSVM's exact constraints. α_n = 0 exactly
 //! where N_n = 0 (and beneath a node that took the whole budget): under U = √α·V such a node
-//! never moves again, so callers keep α away from 0 (DESIGN §3: start from NHSVM ρ = 2, mix in a
+//! never moves again, so callers keep α away from 0 (docs/architecture.md, Hierarchies: start from NHSVM ρ = 2, mix in a
 //! positive reference, see `bicrit.hierarchy.keep_positive`).
 
 use bicrit_core::{Error, Result};

@@ -29,6 +29,7 @@
 
 pub mod average;
 pub mod bcfw;
+pub mod catalog;
 pub mod cutting_plane;
 pub mod params;
 pub mod problem;
@@ -131,7 +132,7 @@ pub fn check_compatible(
             psi.name()
         )));
     }
-    if search.requirements().xi && kind != Kind::CuttingPlaneN {
+    if search.requirements().xi && !catalog::provides_xi(kind) {
         return Err(Error::incompatible(format!(
             "search '{}' needs the instance's slack ξ_i, which only learner 'cutting-plane-n' (n-slack) \
              maintains; learner '{learner}' cannot run it — use 'convex-hull' (any surrogate) or, for \

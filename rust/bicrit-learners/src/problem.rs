@@ -144,7 +144,8 @@ impl<S: Structure> Problem<'_, S> {
         scaled.g.margin *= scale;
         let y_true = &self.labels[i];
         let mut oracle = StructureOracle::new(self.structure, w, self.data, i, y_true, scaled);
-        let out = self.search.run(&mut oracle, self.psi, warm, xi)?;
+        // the combination was checked when the learner was built (check_compatible)
+        let out = self.search.run_prechecked(&mut oracle, self.psi, warm, xi)?;
         if !out.value.is_finite() {
             return Err(Error::input(format!(
                 "instance {i}: the search returned a non-finite loss ({}) with surrogate '{}'",

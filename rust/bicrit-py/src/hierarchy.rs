@@ -9,6 +9,7 @@ use bicrit_hierarchy::{
     AlphaSolution, AlphaSolver, HierarchyGraph, LeafSum, MaxMinAlpha, PowerAlpha, PowerMethod,
     SharedConicAlpha, SharedTreeAlpha,
 };
+use bicrit_structures::hierarchy::graph::find_root;
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
 
@@ -17,29 +18,140 @@ use crate::errors;
 /// (α, objective, method name).
 type AlphaOut<'py> = (Bound<'py, PyArray1<f64>>, f64, &'static str);
 
-fn graph(
+/// `parents` as node ids (negative or too large ids named with their node).
+pub(crate) fn parent_ids(
     py: Python<'_>,
     parents: &[Vec<i64>],
-    root: i64,
-    names: Option<Vec<String>>,
-) -> PyResult<HierarchyGraph> {
+    names: Option<&[String]>,
+) -> PyResult<Vec<Vec<usize>>> {
     let n = parents.len() as i64;
-    let bad = |m: String| errors::to_py(py, Error::input(m));
     let mut ps = Vec::with_capacity(parents.len());
     for (v, p) in parents.iter().enumerate() {
         let mut row = Vec::with_capacity(p.len());
         for &q in p {
             if q < 0 || q >= n {
-                return Err(bad(format!("node {v} lists parent {q}, outside the nodes 0..{n}")));
+                let who = match names.and_then(|ns| ns.get(v)) {
+                    Some(name) => format!("node '{name}'"),
+                    None => format!("node {v}"),
+                };
+                let msg = format!("{who} has parent id {q}, outside 0..{}", n - 1);
+                return Err(errors::to_py(py, Error::input(msg)));
             }
             row.push(q as usize);
         }
         ps.push(row);
     }
-    if root < 0 || root >= n {
-        return Err(bad(format!("root {root} outside the nodes 0..{n}")));
+    Ok(ps)
+}
+
+fn graph(
+    py: Python<'_>,
+    parents: &[Vec<i64>],
+    root: Option<i64>,
+    names: Option<Vec<String>>,
+) -> PyResult<HierarchyGraph> {
+    let ps = parent_ids(py, parents, names.as_deref())?;
+    let root = match root {
+        Some(r) if r < 0 || r as usize >= ps.len() => {
+            let msg = format!("root id {r} outside 0..{}", ps.len() as i64 - 1);
+            return Err(errors::to_py(py, Error::input(msg)));
+        }
+        Some(r) => r as usize,
+        None => errors::native(py, || find_root(&ps, names.as_deref()))?,
+    };
+    errors::native(py, || HierarchyGraph::new(&ps, root, names))
+}
+
+/// A validated hierarchy graph (`bicrit_structures::hierarchy::graph`): what
+/// `bicrit.hierarchy.Hierarchy` holds. Node ids are 0..n_nodes; arrays are int64.
+#[pyclass(name = "HierarchyGraph", module = "bicrit._native", frozen)]
+pub struct PyHierarchyGraph {
+    inner: HierarchyGraph,
+}
+
+fn ids<'py>(py: Python<'py>, v: impl IntoIterator<Item = u32>) -> Bound<'py, PyArray1<i64>> {
+    v.into_iter().map(i64::from).collect::<Vec<i64>>().into_pyarray(py)
+}
+
+fn csr<'py>(
+    py: Python<'py>,
+    n: usize,
+    row: impl Fn(usize) -> Vec<u32>,
+) -> (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>) {
+    let mut indptr = Vec::with_capacity(n + 1);
+    indptr.push(0i64);
+    let mut indices = Vec::new();
+    for v in 0..n {
+        indices.extend(row(v).into_iter().map(i64::from));
+        indptr.push(indices.len() as i64);
     }
-    errors::native(py, || HierarchyGraph::new(&ps, root as usize, names))
+    (indptr.into_pyarray(py), indices.into_pyarray(py))
+}
+
+#[pymethods]
+impl PyHierarchyGraph {
+    /// Validates `parents` (node → parent ids); `root` None: the unique node without parents.
+    /// Cycles, several roots, duplicate names and bad ids raise InvalidInputError naming a node.
+    #[new]
+    #[pyo3(signature = (parents, root=None, names=None))]
+    fn new(
+        py: Python<'_>,
+        parents: Vec<Vec<i64>>,
+        root: Option<i64>,
+        names: Option<Vec<String>>,
+    ) -> PyResult<Self> {
+        Ok(PyHierarchyGraph { inner: graph(py, &parents, root, names)? })
+    }
+
+    #[getter]
+    fn n_nodes(&self) -> usize {
+        self.inner.n_nodes()
+    }
+
+    #[getter]
+    fn root(&self) -> usize {
+        self.inner.root()
+    }
+
+    #[getter]
+    fn is_tree(&self) -> bool {
+        self.inner.is_tree()
+    }
+
+    /// Node ids, every parent before its children, the root first.
+    #[getter]
+    fn topological_order<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
+        ids(py, self.inner.topo().iter().copied())
+    }
+
+    /// The nodes without children, ascending.
+    #[getter]
+    fn leaves<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
+        ids(py, self.inner.leaves().iter().copied())
+    }
+
+    /// 0 at the root, else 1 + the largest parent depth.
+    #[getter]
+    fn depth<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
+        ids(py, self.inner.depth())
+    }
+
+    /// (indptr, indices) of the parent lists, ascending within a node.
+    fn parent_csr<'py>(&self, py: Python<'py>) -> (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>) {
+        csr(py, self.inner.n_nodes(), |v| self.inner.parents(v).to_vec())
+    }
+
+    /// (indptr, indices) of the child lists, ascending within a node.
+    fn child_csr<'py>(&self, py: Python<'py>) -> (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>) {
+        csr(py, self.inner.n_nodes(), |v| self.inner.children(v).to_vec())
+    }
+
+    /// (indptr, indices) of every node's ancestors, itself and the root included, ascending.
+    fn ancestor_csr<'py>(&self, py: Python<'py>) -> (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>) {
+        let (ptr, idx) = self.inner.ancestor_rows();
+        let ptr: Vec<i64> = ptr.into_iter().map(|x| x as i64).collect();
+        (ptr.into_pyarray(py), ids(py, idx))
+    }
 }
 
 fn leaf_sum(py: Python<'_>, t: Option<f64>) -> PyResult<LeafSum> {
@@ -82,7 +194,7 @@ pub fn alpha_power<'py>(
         }
     };
     let sum = leaf_sum(py, t)?;
-    let g = graph(py, &parents, root, names)?;
+    let g = graph(py, &parents, Some(root), names)?;
     let solver = PowerAlpha { rho, sum, directional, include_root, method };
     let sol = errors::native(py, || solver.solve(&g))?;
     Ok(out(py, sol))
@@ -105,7 +217,7 @@ pub fn alpha_maxmin<'py>(
     names: Option<Vec<String>>,
 ) -> PyResult<AlphaOut<'py>> {
     let sum = leaf_sum(py, t)?;
-    let g = graph(py, &parents, root, names)?;
+    let g = graph(py, &parents, Some(root), names)?;
     let solver = MaxMinAlpha { sum, directional, include_root, tie_break };
     let sol = errors::native(py, || solver.solve(&g))?;
     Ok(out(py, sol))
@@ -129,7 +241,7 @@ pub fn alpha_shared<'py>(
             Error::param(format!("method must be 'auto', 'closed_form' or 'conic', got {method:?}")),
         ));
     }
-    let g = graph(py, &parents, root, names)?;
+    let g = graph(py, &parents, Some(root), names)?;
     let closed = method == "closed_form" || (method == "auto" && g.is_tree());
     let sol = errors::native(py, || {
         if closed {
@@ -143,6 +255,7 @@ pub fn alpha_shared<'py>(
 
 /// Registers the family's functions.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyHierarchyGraph>()?;
     m.add_function(wrap_pyfunction!(alpha_power, m)?)?;
     m.add_function(wrap_pyfunction!(alpha_maxmin, m)?)?;
     m.add_function(wrap_pyfunction!(alpha_shared, m)?)?;

@@ -213,6 +213,87 @@ fn build<S: FromAny>(
     Ok(Box::new(Fitted::<S> { any, dim, data, labels, prepared, learner }))
 }
 
+/// A learner with its parameters, validated once when it is made (unknown names and values
+/// outside their domain are errors then): what a `Trainer` takes, and what a fit hands from one
+/// phase to the next (`replace` makes a validated copy with some parameters changed).
+#[pyclass(name = "LearnerSpec", module = "bicrit._native", frozen, subclass, skip_from_py_object)]
+#[derive(Clone)]
+pub struct PyLearnerSpec {
+    kind: Kind,
+    params: Vec<(String, Value)>,
+}
+
+impl PyLearnerSpec {
+    fn validated(py: Python<'_>, kind: Kind, params: Vec<(String, Value)>) -> PyResult<Self> {
+        bicrit_learners::check_params(kind, &params).map_err(|e| to_py(py, e))?;
+        Ok(PyLearnerSpec { kind, params })
+    }
+}
+
+/// Every parameter of `kind` with its effective value (the given ones, defaults for the rest).
+fn effective(kind: Kind, params: &[(String, Value)]) -> bicrit_core::Result<Vec<(&'static str, Value)>> {
+    Ok(match kind {
+        Kind::Sgd => params::SgdParams::parse(params)?.effective(),
+        Kind::Bcfw => params::BcfwParams::parse(params)?.effective(),
+        Kind::CuttingPlane => params::CpParams::parse(params, false)?.effective(),
+        Kind::CuttingPlaneN => params::CpParams::parse(params, true)?.effective(),
+    })
+}
+
+fn values_dict<'py>(py: Python<'py>, items: &[(&str, Value)]) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (k, v) in items {
+        d.set_item(*k, value_to_py(py, v)?)?;
+    }
+    Ok(d)
+}
+
+#[pymethods]
+impl PyLearnerSpec {
+    /// The learner `name` with `params` (a dict; see `learner_parameters(name)`).
+    #[new]
+    #[pyo3(signature = (name, params=None))]
+    fn new(py: Python<'_>, name: &str, params: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+        let kind = Kind::from_name(name).map_err(|e| to_py(py, e))?;
+        Self::validated(py, kind, params_from_py(py, params)?)
+    }
+
+    /// Registry name.
+    #[getter]
+    fn name(&self) -> &'static str {
+        self.kind.name()
+    }
+
+    /// Every parameter with its effective value.
+    #[getter]
+    fn params<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let items = effective(self.kind, &self.params).map_err(|e| to_py(py, e))?;
+        values_dict(py, &items)
+    }
+
+    /// The parameters as given.
+    #[getter]
+    fn given<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let items: Vec<(&str, Value)> = self.params.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+        values_dict(py, &items)
+    }
+
+    /// A validated copy with the parameters of `changes` replaced.
+    fn replace(&self, py: Python<'_>, changes: &Bound<'_, PyDict>) -> PyResult<Self> {
+        let mut params = self.params.clone();
+        for (k, v) in params_from_py(py, Some(changes))? {
+            params.retain(|(name, _)| *name != k);
+            params.push((k, v));
+        }
+        Self::validated(py, self.kind, params)
+    }
+
+    fn __repr__(&self) -> String {
+        let given: Vec<String> = self.params.iter().map(|(k, v)| format!("{k}={v:?}")).collect();
+        format!("LearnerSpec({:?}, {{{}}})", self.kind.name(), given.join(", "))
+    }
+}
+
 /// A learner's parameters from a Python dict: bool, int, float, str or None values.
 fn params_from_py(py: Python<'_>, d: Option<&Bound<'_, PyDict>>) -> PyResult<Vec<(String, Value)>> {
     let mut out = Vec::new();
@@ -249,16 +330,11 @@ fn params_from_py(py: Python<'_>, d: Option<&Bound<'_, PyDict>>) -> PyResult<Vec
     Ok(out)
 }
 
-/// A search from Python: a `SearchSpec`, an object holding one as `_spec` (`bicrit.searches.Search`),
-/// a registry name, or a `(name, options)` pair.
+/// A search from Python: a `SearchSpec` (or its subclass `bicrit.searches.Search`), a registry
+/// name, or a `(name, options)` pair.
 fn search_from_py(py: Python<'_>, search: &Bound<'_, PyAny>) -> PyResult<SearchSpec> {
     if let Ok(s) = search.cast::<PySearchSpec>() {
         return Ok(s.get().inner.clone());
-    }
-    if let Some(spec) = search.getattr_opt("_spec")? {
-        if let Ok(s) = spec.cast::<PySearchSpec>() {
-            return Ok(s.get().inner.clone());
-        }
     }
     if let Ok(name) = search.extract::<String>() {
         return spec_from_options(py, &name, None);
@@ -387,19 +463,36 @@ impl Trainer {
         y: &Bound<'_, PyAny>,
         surrogate: &Bound<'_, PyAny>,
         search: &Bound<'_, PyAny>,
-        learner: &str,
+        learner: &Bound<'_, PyAny>,
         params: Option<&Bound<'_, PyDict>>,
         w0: Option<PyReadonlyArray1<'_, f64>>,
     ) -> PyResult<Self> {
-        let kind = Kind::from_name(learner).map_err(|e| to_py(py, e))?;
-        let params = params_from_py(py, params)?;
+        // A LearnerSpec was validated when it was made; a name and a dict are validated here,
+        // before the data is converted (cheap errors first).
+        let spec_obj = match learner.cast::<PyLearnerSpec>() {
+            Ok(s) => {
+                if params.is_some() {
+                    return Err(to_py(
+                        py,
+                        Error::param("pass the parameters in the LearnerSpec, not beside it"),
+                    ));
+                }
+                s.get().clone()
+            }
+            Err(_) => {
+                let name: String = learner
+                    .extract()
+                    .map_err(|_| to_py(py, Error::param("learner must be a name or a LearnerSpec")))?;
+                let kind = Kind::from_name(&name).map_err(|e| to_py(py, e))?;
+                PyLearnerSpec::validated(py, kind, params_from_py(py, params)?)?
+            }
+        };
+        let (kind, params) = (spec_obj.kind, spec_obj.params);
         let psi = SurrogateRef::from_py(surrogate)?;
         let spec = search_from_py(py, search)?;
         let any = structure.get().inner.clone();
         let caps = crate::dispatch!(&*any, s => bicrit_structures::Structure::capabilities(s));
         check_compatible(kind, psi.get(), &spec, caps).map_err(|e| to_py(py, e))?;
-        // Parameters are checked before the data is converted (cheap errors first).
-        bicrit_learners::check_params(kind, &params).map_err(|e| to_py(py, e))?;
         let w0 = w0.map(|a| a.as_array().to_vec());
         let fit = crate::dispatch!(&*any, s => {
             let setup = LearnerSetup { kind, params: &params, w0: w0.clone() };
@@ -588,6 +681,7 @@ fn check_learner(
 /// Adds the learner classes and functions to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Trainer>()?;
+    m.add_class::<PyLearnerSpec>()?;
     m.add_function(wrap_pyfunction!(learner_parameters, m)?)?;
     m.add_function(wrap_pyfunction!(check_learner, m)?)?;
     m.add("LEARNER_NAMES", bicrit_learners::NAMES.to_vec())?;

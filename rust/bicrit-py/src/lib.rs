@@ -2,6 +2,7 @@
 //! only converts arguments, releases the GIL around native work ([`errors::native`]) and maps
 //! errors ([`errors::to_py`]); no algorithm lives here.
 
+mod catalog;
 mod convert;
 mod errors;
 mod hierarchy;
@@ -67,6 +68,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     hierarchy::register(m)?;
     searches::register(m)?;
     learners::register(m)?;
+    catalog::register(m)?;
     scores::register(m)?;
     Ok(())
 }

@@ -13,9 +13,9 @@ use pyo3::prelude::*;
 use crate::errors::stash;
 use crate::surrogates::PySurrogateBuiltin;
 
-/// A surrogate from Python, owned: a built-in (`bicrit._native.Surrogate`, or an object whose
-/// `_native` is one — `bicrit.Surrogate`) or the adapter around a Python-written one. Searches
-/// and learners borrow it as `&dyn Surrogate`.
+/// A surrogate from Python, owned: a built-in (`bicrit._native.Surrogate` or its subclass
+/// `bicrit.Surrogate`) or the adapter around a Python-written one. Searches and learners borrow
+/// it as `&dyn Surrogate`.
 pub enum SurrogateRef {
     /// A built-in: runs without the GIL.
     Builtin(Py<PySurrogateBuiltin>),
@@ -26,9 +26,7 @@ pub enum SurrogateRef {
 impl SurrogateRef {
     /// Resolves a Python surrogate object (see the enum's documentation).
     pub fn from_py(surrogate: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let native = surrogate.getattr_opt("_native")?;
-        let obj = native.as_ref().unwrap_or(surrogate);
-        if let Ok(b) = obj.cast::<PySurrogateBuiltin>() {
+        if let Ok(b) = surrogate.cast::<PySurrogateBuiltin>() {
             return Ok(SurrogateRef::Builtin(b.clone().unbind()));
         }
         Ok(SurrogateRef::Python(PySurrogate::new(surrogate)?))

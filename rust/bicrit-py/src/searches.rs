@@ -16,7 +16,7 @@ use crate::structures::instance::{run_instance, ErasedWarm, InstanceOracle, Sear
 use crate::surrogates::PySurrogateBuiltin;
 
 /// A search by name with its options.
-#[pyclass(name = "SearchSpec", module = "bicrit._native", frozen)]
+#[pyclass(name = "SearchSpec", module = "bicrit._native", frozen, subclass)]
 pub struct PySearchSpec {
     pub(crate) inner: SearchSpec,
 }
@@ -334,13 +334,7 @@ pub fn run_search<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let spec = &spec.get().inner;
     let warm = warm.map(|w| w.get());
-    let native_psi = surrogate
-        .getattr_opt("_native")?
-        .as_ref()
-        .unwrap_or(surrogate)
-        .cast::<PySurrogateBuiltin>()
-        .ok()
-        .map(|b| b.clone().unbind());
+    let native_psi = surrogate.cast::<PySurrogateBuiltin>().ok().map(|b| b.clone().unbind());
     if let Ok(io) = oracle.cast::<InstanceOracle>() {
         let erased = match warm.map(|w| &w.inner) {
             None => None,

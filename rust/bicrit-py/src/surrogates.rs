@@ -12,7 +12,7 @@ use crate::errors::{self, to_py};
 type ArrayPair<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>);
 
 /// A built-in surrogate ψ(h, g).
-#[pyclass(name = "Surrogate", module = "bicrit._native", frozen)]
+#[pyclass(name = "Surrogate", module = "bicrit._native", frozen, subclass)]
 pub struct PySurrogateBuiltin {
     pub(crate) inner: Box<dyn Surrogate>,
 }

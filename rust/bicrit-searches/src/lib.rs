@@ -28,6 +28,7 @@
 pub mod angular;
 pub mod binary;
 pub mod bisecting;
+pub mod catalog;
 pub mod convex_hull;
 pub mod frontier;
 pub mod geometry;
@@ -481,6 +482,18 @@ impl SearchSpec {
         xi: Option<f64>,
     ) -> Result<Outcome<O::Label>> {
         self.check(psi, oracle.capabilities())?;
+        self.run_prechecked(oracle, psi, warm, xi)
+    }
+
+    /// One inference of a combination already checked with [`SearchSpec::check`]: the learners
+    /// check theirs once, when they are built, not at every inference.
+    pub fn run_prechecked<O: LambdaOracle>(
+        &self,
+        oracle: &mut O,
+        psi: &dyn Surrogate,
+        warm: Option<&WarmStart<O::Label>>,
+        xi: Option<f64>,
+    ) -> Result<Outcome<O::Label>> {
         match self {
             SearchSpec::Sarawagi(x) => run_search(x, oracle, psi, warm, xi),
             SearchSpec::Binary(x) => run_search(x, oracle, psi, warm, xi),

@@ -1,5 +1,5 @@
 //! Adapter from a [`Structure`] to the plane-level [`LambdaOracle`]: a plane query O(λ) becomes
-//! the structure query `argmax h + λ g` through the surrogate's [`FactorMap`] (DESIGN §3). The
+//! the structure query `argmax h + λ g` through the surrogate's [`FactorMap`] (docs/architecture.md, Objects). The
 //! frontier by loss value is the frontier by g only when g depends on the loss alone
 //! ([`FactorMap::g_by_loss`]: h = m, g = L, not Micro-F1's g = −(|y| + |y_i|)); the adapter
 //! declares it only then.

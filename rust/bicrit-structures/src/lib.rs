@@ -1,9 +1,10 @@
 //! Label structures: joint feature map, task loss, decomposable terms and oracles
-//! (DESIGN §4). The family trait is [`Structure`]; each structure lives in its own module.
+//! (docs/architecture.md, Structures). The family trait is [`Structure`]; each structure lives in its own module.
 //! [`StructureOracle`] turns (structure, weights, instance, surrogate factor map) into the
 //! plane-level [`bicrit_core::LambdaOracle`] that every search drives.
 
 pub mod adapter;
+pub mod catalog;
 pub mod chain;
 pub mod dependency;
 pub mod hierarchy;
@@ -56,7 +57,7 @@ pub struct Scored<L> {
     pub terms: Terms,
 }
 
-/// A label structure with its oracle (DESIGN §4, issue "structure protocol").
+/// A label structure with its oracle (docs/architecture.md, Structures).
 ///
 /// `Data` holds the inputs of a whole dataset; instances are addressed by index. Implementations
 /// validate inputs on construction of `Data` and labels in [`Structure::check_label`], so that the
@@ -111,7 +112,7 @@ pub trait Structure: Send + Sync {
     /// c of the task loss L(y, y_i), one label maximising `objective` among the labels with
     /// L = c (any of them on ties), with its margin and terms; one entry per attainable c, in any
     /// order. [`StructureOracle`] maps it to the plane when g depends on the loss alone
-    /// (DESIGN §3; the `frontier` search). The default refuses.
+    /// (the `frontier` search, docs/architecture.md, Searches). The default refuses.
     fn frontier(
         &self,
         w: &[f64],

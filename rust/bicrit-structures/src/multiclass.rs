@@ -1,4 +1,4 @@
-//! Multiclass: one weight block per class, 0-1 loss, oracle by enumeration (DESIGN §4, the flat
+//! Multiclass: one weight block per class, 0-1 loss, oracle by enumeration (docs/architecture.md, Structures; the flat
 //! baseline). Every query is answered: ban list, k-best, cone and the frontier by loss value (the
 //! gold class for loss 0, the best other class for loss 1).
 

@@ -16,6 +16,7 @@
 use bicrit_core::{Error, FactorMap, Result, Terms};
 
 pub mod beta;
+pub mod catalog;
 pub mod generalized;
 pub mod log;
 pub mod margin;
@@ -112,7 +113,7 @@ pub fn parameters(name: &str) -> Result<&'static [(&'static str, Option<f64>)]> 
     })
 }
 
-fn unknown(name: &str) -> Error {
+pub(crate) fn unknown(name: &str) -> Error {
     Error::param(format!("unknown surrogate '{name}'; known surrogates: {}", NAMES.join(", ")))
 }
 

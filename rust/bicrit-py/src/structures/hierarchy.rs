@@ -100,23 +100,10 @@ pub fn hierarchy_structure(
         layout,
         &[("node", WeightLayout::NodeMajor), ("feature", WeightLayout::FeatureMajor)],
     )?;
-    let n = parents.len() as i64;
-    let mut ps = Vec::with_capacity(parents.len());
-    for (v, p) in parents.iter().enumerate() {
-        let mut row = Vec::with_capacity(p.len());
-        for &q in p {
-            if q < 0 || q >= n {
-                return Err(errors::to_py(
-                    py,
-                    Error::input(format!("node {v} lists parent {q}, outside the nodes 0..{n}")),
-                ));
-            }
-            row.push(q as usize);
-        }
-        ps.push(row);
-    }
-    if root < 0 || root >= n {
-        return Err(errors::to_py(py, Error::input(format!("root {root} outside the nodes 0..{n}"))));
+    let ps = crate::hierarchy::parent_ids(py, &parents, names.as_deref())?;
+    if root < 0 || root as usize >= ps.len() {
+        let msg = format!("root id {root} outside 0..{}", ps.len() as i64 - 1);
+        return Err(errors::to_py(py, Error::input(msg)));
     }
     let s = py
         .detach(|| {

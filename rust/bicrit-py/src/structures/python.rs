@@ -1,5 +1,5 @@
 //! A structure written in Python, seen by the Rust core through the same [`Structure`] trait as
-//! the native ones (DESIGN §7: the adapter calls back into Python), so every search and learner
+//! the native ones (docs/architecture.md, Where to add: the adapter calls back into Python), so every search and learner
 //! works with it unchanged — only slower, since each call takes the GIL.
 //!
 //! The Python object follows `bicrit.structures.base.Structure`: `size_joint_feature`,

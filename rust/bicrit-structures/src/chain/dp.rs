@@ -3,8 +3,8 @@
 //! A [`Lattice`] has `len()` positions and `width()` extended states per position; a path picks
 //! one state per position and scores `first(x_0) + Σ_{t≥1} step(t, x_{t-1}, x_t) + last(x_{T-1})`.
 //! Infeasible pieces score [`Val::NEG_INF`]; such paths are never returned. Values are generic:
-//! `f64`, or [`Lex`] pairs compared lexicographically for the λ ∈ {0, ∞} queries (DESIGN §3,
-//! "λ = ∞ and λ = 0"): (max, +) over a totally ordered abelian group is still a semiring, so both
+//! `f64`, or [`Lex`] pairs compared lexicographically for the λ ∈ {0, ∞} queries (docs/architecture.md,
+//! Objects): (max, +) over a totally ordered abelian group is still a semiring, so both
 //! DPs stay exact under the lexicographic order.
 //!
 //! k-best is the list Viterbi algorithm (keep the k best prefixes per state and position; Seshadri
@@ -17,7 +17,7 @@
 //! [`best_by_count`] is Viterbi with a counter: the best path for every value c of a 0/1 cost
 //! summed over positions (the token Hamming loss), over cells (t, x, c) with c ≤ t + 1:
 //! best[t][x][c] = max_{x'} best[t−1][x'][c − cost(t, x)] + step(t, x', x). O(T²·W²/2) time and
-//! O(T²·W/2) stored values — the frontier by loss value of the `frontier` search (DESIGN §3).
+//! O(T²·W/2) stored values — the frontier by loss value of the `frontier` search (docs/architecture.md, Searches).
 
 use std::cmp::Ordering;
 

@@ -1,4 +1,4 @@
-//! Chain: first-order linear-chain sequence labeling (DESIGN §4 "chain"; the thesis's NER
+//! Chain: first-order linear-chain sequence labeling (docs/architecture.md, Structures; the thesis's NER
 //! experiments, §`sec:NER`). Oracles: Viterbi for any [`TermQuery`], exact k-best Viterbi, ban
 //! lists; no cone.
 //!
@@ -21,7 +21,7 @@
 //! * `hamming` = Σ_t h_t with h_t = 0 if y_t = g_t, 1 if exactly one of y_t, g_t is an O tag,
 //!   2 if they are two different non-O tags (and 0 if both are O tags): the Hamming distance
 //!   between the indicator sets {(t, y_t) : y_t ∉ O} and {(t, g_t) : g_t ∉ O}, which the
-//!   Micro-F1 surrogate needs (DESIGN §3; token Hamming would break its upper bound).
+//!   Micro-F1 surrogate needs (docs/architecture.md, Structures; token Hamming would break its upper bound).
 //! * `loss`, by [`ChainLoss`]:
 //!   - `Hamming`: the number of tokens with y_t ≠ g_t;
 //!   - `Segment`: the chunk-level symmetric difference |C(y) △ C(g)|, where C(·) is the set of
@@ -45,7 +45,7 @@
 //!
 //! The frontier by loss value (Hamming loss only): [`dp::best_by_count`] over the plain lattice
 //! with the token error 1[y_t ≠ g_t] as the count — the best label for every number of wrong
-//! tokens c = 0..=T in one O(T²·S²/2) pass (the `frontier` search, DESIGN §3).
+//! tokens c = 0..=T in one O(T²·S²/2) pass (the `frontier` search, docs/architecture.md, Searches).
 
 pub mod dp;
 pub mod tags;

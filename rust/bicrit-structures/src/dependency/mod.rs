@@ -1,4 +1,4 @@
-//! `dependency`: arc-factored first-order dependency parsing with labeled arcs (DESIGN §4; thesis
+//! `dependency`: arc-factored first-order dependency parsing with labeled arcs (docs/architecture.md, Structures; thesis
 //! §"Dependency Parsing on Deep Network", which drives a k-best Eisner oracle with a ban list).
 //!
 //! * Inputs: [`Sentences`] — token atoms of form, lemma, UPOS and XPOS (`corpus.rs`).
@@ -11,7 +11,7 @@
 //!   that labeled attachment score calls wrong). Terms: `loss`; `size` = n, a constant (every tree
 //!   has n arcs); `hamming` = the Hamming distance between the sets of labeled arcs
 //!   {(h_d, d, r_d)} = 2 × #tokens whose (head, relation) differs — the indicator-set Hamming the
-//!   Micro-F1 surrogate needs (DESIGN §3); unlabeled: 2 × #wrong heads.
+//!   Micro-F1 surrogate needs (docs/architecture.md, Structures); unlabeled: 2 × #wrong heads.
 //! * Oracles: the objective decomposes per token, so the best relation of each arc is chosen
 //!   independently and the tree search runs on per-arc candidate lists (`arcs.rs`). Projective:
 //!   Eisner with Huang–Chiang k-best lists (`eisner.rs`). Non-projective: Chu–Liu–Edmonds with

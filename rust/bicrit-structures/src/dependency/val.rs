@@ -1,7 +1,7 @@
 //! Arc and tree values compared lexicographically.
 //!
 //! Every decoder of the `dependency` structure maximises a *sum* of per-arc values. To answer the
-//! lexicographic queries λ ∈ {0, ∞} exactly (DESIGN §3, "λ = ∞ and λ = 0"), a value is a pair
+//! lexicographic queries λ ∈ {0, ∞} exactly (docs/architecture.md, Objects), a value is a pair
 //! (primary, secondary) compared lexicographically; pairs under componentwise addition form a totally
 //! ordered abelian group, so Eisner's dynamic program and Chu–Liu–Edmonds (which also subtracts)
 //! stay exact on them. A third, leading integer component `root` counts root attachments negatively:

@@ -1,5 +1,5 @@
 //! Maximum-weight closure by one minimum cut (Picard 1976), for the "any ancestor-closed set"
-//! label space of a DAG hierarchy (DESIGN §4, dependencies note §2.2: the consistency constraints
+//! label space of a DAG hierarchy (docs/architecture.md, Structures: the consistency constraints
 //! y_child ≤ y_parent form a network matrix, so the problem is a closure problem, not an LP).
 //!
 //! Network: source s → v with capacity max(gain_v, 0), v → sink t with capacity max(−gain_v, 0),

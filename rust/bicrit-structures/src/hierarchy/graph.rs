@@ -2,9 +2,11 @@
 //! parent and child CSR arrays, with a topological order (parents first) and the leaf set
 //! (thesis §"Label Structure": P(n), C(n), leaves L).
 //!
-//! Validation names the offending node: several roots, a root with parents, parent ids out of
-//! range, repeated parents, cycles (which are also the only way a node can be unreachable from a
-//! single root).
+//! Validation names the offending node: duplicate names, several roots, a root with parents,
+//! parent ids out of range, repeated parents, cycles (named along the cycle; they are also the
+//! only way a node can be unreachable from a single root). This is bicrit's one implementation of
+//! a hierarchy graph: the Python `bicrit.hierarchy.Hierarchy` holds one (through the bindings)
+//! for its checks, orders, depths and ancestor closures.
 
 use bicrit_core::{Error, Result};
 
@@ -41,10 +43,16 @@ impl HierarchyGraph {
             if names.len() != n {
                 return Err(Error::input(format!("{} names given for {n} nodes", names.len())));
             }
+            let mut seen = std::collections::HashMap::with_capacity(n);
+            for (i, name) in names.iter().enumerate() {
+                if let Some(j) = seen.insert(name.as_str(), i) {
+                    return Err(Error::input(format!("duplicate node name '{name}' (ids {j} and {i})")));
+                }
+            }
         }
-        let label = |v: usize| describe(names.as_deref(), v);
+        let label = |v: usize| node(names.as_deref(), v);
         if root >= n {
-            return Err(Error::input(format!("root {root} outside the nodes 0..{n}")));
+            return Err(Error::input(format!("root id {root} outside 0..{}", n - 1)));
         }
         if !parents[root].is_empty() {
             return Err(Error::input(format!(
@@ -53,24 +61,22 @@ impl HierarchyGraph {
                 parents[root]
             )));
         }
+        let roots: Vec<usize> = (0..n).filter(|&v| parents[v].is_empty()).collect();
+        if roots.len() > 1 {
+            return Err(several_roots(names.as_deref(), &roots));
+        }
         let mut parent_ptr = Vec::with_capacity(n + 1);
         let mut parent_idx = Vec::new();
         parent_ptr.push(0u32);
         let mut n_children = vec![0u32; n];
         for (v, ps) in parents.iter().enumerate() {
-            if v != root && ps.is_empty() {
-                return Err(Error::input(format!(
-                    "several roots: {} has no parent but the root is {}",
-                    label(v),
-                    label(root)
-                )));
-            }
             let start = parent_idx.len();
             for &p in ps {
                 if p >= n {
                     return Err(Error::input(format!(
-                        "{} lists parent {p}, outside the nodes 0..{n}",
-                        label(v)
+                        "{} has parent id {p}, outside 0..{}",
+                        label(v),
+                        n - 1
                     )));
                 }
                 if p == v {
@@ -80,7 +86,7 @@ impl HierarchyGraph {
                     )));
                 }
                 if parent_idx[start..].contains(&(p as u32)) {
-                    return Err(Error::input(format!("{} lists parent {} twice", label(v), label(p))));
+                    return Err(Error::input(format!("{} lists a parent twice: {}", label(v), label(p))));
                 }
                 parent_idx.push(p as u32);
                 n_children[p] += 1;
@@ -122,18 +128,26 @@ impl HierarchyGraph {
             }
             // Walk up through unvisited parents until a node repeats: that node is on a cycle.
             let mut v = (0..n).find(|&v| !seen[v]).expect("an unvisited node");
-            let mut on_path = vec![false; n];
-            while !on_path[v] {
-                on_path[v] = true;
+            let mut step = vec![usize::MAX; n];
+            let mut walk = Vec::new();
+            while step[v] == usize::MAX {
+                step[v] = walk.len();
+                walk.push(v);
                 v = parent_idx[parent_ptr[v] as usize..parent_ptr[v + 1] as usize]
                     .iter()
                     .map(|&p| p as usize)
                     .find(|&p| !seen[p])
                     .expect("an unvisited node has an unvisited parent");
             }
+            // the cycle in parent → child order, from v back to v: the walk went up, so read it
+            // backwards
+            let mut cycle = vec![quoted(names.as_deref(), v)];
+            cycle.extend(walk[step[v]..].iter().rev().map(|&c| quoted(names.as_deref(), c)));
             return Err(Error::input(format!(
-                "the hierarchy has a cycle through {} ({} node(s) are not reachable from the root without it)",
+                "the hierarchy has a cycle through {} ({}); {} nodes are on or below a cycle and \
+                 unreachable from the root",
                 label(v),
+                cycle.join(" -> "),
                 n - topo.len()
             )));
         }
@@ -201,9 +215,88 @@ impl HierarchyGraph {
         self.parent_idx.len()
     }
 
+    /// The depth of every node: 0 at the root, else 1 + the largest depth of its parents (the
+    /// path length to the root in a tree, the longest one in a DAG).
+    pub fn depth(&self) -> Vec<u32> {
+        let mut depth = vec![0u32; self.n];
+        for &v in &self.topo[1..] {
+            let v = v as usize;
+            depth[v] = 1 + self.parents(v).iter().map(|&p| depth[p as usize]).max().unwrap_or(0);
+        }
+        depth
+    }
+
+    /// The ancestors of every node, itself and the root included, as CSR rows (sorted).
+    pub fn ancestor_rows(&self) -> (Vec<u64>, Vec<u32>) {
+        let mut rows: Vec<Vec<u32>> = vec![Vec::new(); self.n];
+        for &v in &self.topo {
+            let v = v as usize;
+            let mut row: Vec<u32> =
+                self.parents(v).iter().flat_map(|&p| rows[p as usize].iter().copied()).collect();
+            row.push(v as u32);
+            row.sort_unstable();
+            row.dedup();
+            rows[v] = row;
+        }
+        let mut indptr = Vec::with_capacity(self.n + 1);
+        indptr.push(0u64);
+        let mut indices = Vec::new();
+        for row in rows {
+            indices.extend_from_slice(&row);
+            indptr.push(indices.len() as u64);
+        }
+        (indptr, indices)
+    }
+
     /// "node 3 ('Physics')" for error messages.
     pub fn describe(&self, v: usize) -> String {
         describe(self.names.as_deref(), v)
+    }
+}
+
+/// The unique node without parents: the root of `parents`.
+pub fn find_root(parents: &[Vec<usize>], names: Option<&[String]>) -> Result<usize> {
+    if parents.len() < 2 {
+        return Err(Error::input(format!(
+            "a hierarchy needs at least one node besides the root, got {} node(s)",
+            parents.len()
+        )));
+    }
+    let roots: Vec<usize> = (0..parents.len()).filter(|&v| parents[v].is_empty()).collect();
+    match roots.as_slice() {
+        [r] => Ok(*r),
+        [] => Err(Error::input("no node is without parents, so there is no root (a cycle?)")),
+        _ => Err(several_roots(names, &roots)),
+    }
+}
+
+fn several_roots(names: Option<&[String]>, roots: &[usize]) -> Error {
+    const SHOWN: usize = 10;
+    let mut listed: Vec<String> = roots.iter().take(SHOWN).map(|&r| quoted(names, r)).collect();
+    if roots.len() > SHOWN {
+        listed.push(format!("and {} more", roots.len() - SHOWN));
+    }
+    Error::input(format!(
+        "a hierarchy needs one root, found {} nodes without parents: {} (join them under one root \
+         node)",
+        roots.len(),
+        listed.join(", ")
+    ))
+}
+
+/// `node 'Physics'` when the node has a name, else `node 3`.
+fn node(names: Option<&[String]>, v: usize) -> String {
+    match names.and_then(|ns| ns.get(v)) {
+        Some(name) => format!("node '{name}'"),
+        None => format!("node {v}"),
+    }
+}
+
+/// `'Physics'` when the node has a name, else `node 3`.
+fn quoted(names: Option<&[String]>, v: usize) -> String {
+    match names.and_then(|ns| ns.get(v)) {
+        Some(name) => format!("'{name}'"),
+        None => format!("node {v}"),
     }
 }
 
@@ -231,15 +324,42 @@ mod tests {
         assert_eq!(t.leaves(), &[0, 2]);
     }
 
+    fn names_of(n: usize) -> Option<Vec<String>> {
+        Some((0..n).map(|i| format!("n{i}")).collect())
+    }
+
+    #[test]
+    fn depth_and_ancestors() {
+        // 0 → 1, 2; 1 → 3; 2 → 3 (DAG); 3 → 4
+        let g = HierarchyGraph::new(&[vec![], vec![0], vec![0], vec![1, 2], vec![3]], 0, None).unwrap();
+        assert_eq!(g.depth(), vec![0, 1, 1, 2, 3]);
+        let (ptr, idx) = g.ancestor_rows();
+        let row = |v: usize| idx[ptr[v] as usize..ptr[v + 1] as usize].to_vec();
+        assert_eq!(row(0), vec![0]);
+        assert_eq!(row(3), vec![0, 1, 2, 3]);
+        assert_eq!(row(4), vec![0, 1, 2, 3, 4]);
+        assert_eq!(find_root(&[vec![1], vec![], vec![1]], None).unwrap(), 1);
+        assert!(find_root(&[vec![], vec![]], None).unwrap_err().to_string().contains("found 2"));
+    }
+
     #[test]
     fn bad_graphs_name_the_node() {
         let names = Some(vec!["r".into(), "a".into(), "b".into()]);
         let e = HierarchyGraph::new(&[vec![], vec![2], vec![1]], 0, names.clone()).unwrap_err();
         assert!(e.to_string().contains("cycle"), "{e}");
         let e = HierarchyGraph::new(&[vec![], vec![0], vec![]], 0, names.clone()).unwrap_err();
-        assert!(e.to_string().contains("several roots") && e.to_string().contains("\"b\""), "{e}");
+        assert!(e.to_string().contains("found 2 nodes without parents: 'r', 'b'"), "{e}");
         let e = HierarchyGraph::new(&[vec![], vec![0], vec![7]], 0, None).unwrap_err();
-        assert!(e.to_string().contains("parent 7"), "{e}");
+        assert!(e.to_string().contains("parent id 7, outside 0..2"), "{e}");
+        let e = HierarchyGraph::new(
+            &[vec![], vec![0], vec![0]],
+            0,
+            Some(vec!["r".into(), "a".into(), "a".into()]),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("duplicate node name 'a'"), "{e}");
+        let e = HierarchyGraph::new(&[vec![], vec![3], vec![1], vec![2]], 0, names_of(4)).unwrap_err();
+        assert!(e.to_string().contains("cycle through node 'n1' ('n1' -> 'n2' -> 'n3' -> 'n1')"), "{e}");
         let e = HierarchyGraph::new(&[vec![1], vec![0], vec![0]], 0, None).unwrap_err();
         assert!(e.to_string().contains("root"), "{e}");
         let e = HierarchyGraph::new(&[vec![], vec![0, 0]], 0, None).unwrap_err();

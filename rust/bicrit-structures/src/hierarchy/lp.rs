@@ -1,5 +1,5 @@
 //! The linear and integer programs of the DAG hierarchy (thesis eq. `integerprogram`, with the
-//! slips DESIGN §3 lists fixed: the program *maximises* Σ z_n r_n, and Σ_{c ∈ C(n)} z_c ≥ z_n holds
+//! slips of docs/architecture.md (Hierarchies) fixed: the program *maximises* Σ z_n r_n, and Σ_{c ∈ C(n)} z_c ≥ z_n holds
 //! for internal nodes only).
 //!
 //! Variables z_n ∈ [0, 1] (LP) or {0, 1} (IP) for the non-root nodes; the root is in every label

@@ -1,6 +1,6 @@
 //! Objective values of the hierarchy oracles: plain `f64` for ordinary queries, and [`Lex`] pairs
-//! (primary, secondary) ordered lexicographically for the λ ∈ {0, ∞} queries (DESIGN §3: "λ = ∞
-//! and λ = 0 … implement them as lexicographic queries"). Lexicographic order is compatible with
+//! (primary, secondary) ordered lexicographically for the λ ∈ {0, ∞} queries (docs/architecture.md,
+//! Objects: λ = 0 and λ = ∞ are lexicographic queries). Lexicographic order is compatible with
 //! addition, so dynamic programs and max-flow run unchanged on pairs.
 
 use std::ops::{Add, Sub};
