@@ -20,7 +20,7 @@ from bicrit.surrogates import Surrogate, surrogate
 
 __version__: str = _native.__version__
 
-_LAZY = ("datasets", "estimators", "hierarchy", "metrics")
+_LAZY = ("datasets", "estimators", "hierarchy", "metrics", "scores")
 _ESTIMATORS = ("StructuredSVM", "MultiLabelSVM", "SequenceSVM", "DependencySVM", "load")
 
 __all__ = [
@@ -42,6 +42,7 @@ __all__ = [
     "load",
     "metrics",
     "registry",
+    "scores",
     "search",
     "structure",
     "surrogate",

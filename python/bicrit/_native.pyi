@@ -46,6 +46,8 @@ __all__ = [
     "multilabel_structure",
     "python_structure",
     "run_search",
+    "scores_decode",
+    "scores_loss",
     "surrogate_capabilities",
 ]
 
@@ -452,3 +454,22 @@ class HierarchyGraph:
     def parent_csr(self) -> tuple[np.ndarray, np.ndarray]: ...
     def child_csr(self) -> tuple[np.ndarray, np.ndarray]: ...
     def ancestor_csr(self) -> tuple[np.ndarray, np.ndarray]: ...
+
+# --- score-level structures (rust/bicrit-py/src/scores.rs) ----------------------------------
+
+def scores_loss(
+    kind: str,
+    arrays: dict[str, Any],
+    gold: dict[str, Any],
+    options: dict[str, Any],
+    surrogate: Any,
+    search: SearchSpec | None = None,
+    prefer_frontier: bool = True,
+) -> dict[str, Any]:
+    """The structured loss of every example of a batch of score arrays (bicrit.scores)."""
+
+def scores_decode(
+    kind: str, arrays: dict[str, Any], options: dict[str, Any], k: int | None = None
+) -> dict[str, Any]:
+    """The best (or k best) labels of every example (bicrit.scores)."""
+

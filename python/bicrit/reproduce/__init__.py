@@ -29,6 +29,8 @@ EXPERIMENTS: dict[str, str] = {
     "ner": "bicrit.reproduce.ner:run",
     "parsing": "bicrit.reproduce.parsing:run",
     "searches": "bicrit.reproduce.searches:run",
+    "parsing-bilstm": "bicrit.reproduce.neural:parsing_bilstm",
+    "ner-bilstm": "bicrit.reproduce.neural:ner_bilstm",
 }
 
 

@@ -10,6 +10,7 @@ mod learners;
 mod nhsvm3;
 mod py_oracle;
 mod py_surrogate;
+mod scores;
 mod searches;
 mod structures;
 mod surrogates;
@@ -68,5 +69,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     searches::register(m)?;
     learners::register(m)?;
     catalog::register(m)?;
+    scores::register(m)?;
     Ok(())
 }

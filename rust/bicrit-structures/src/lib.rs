@@ -10,6 +10,7 @@ pub mod dependency;
 pub mod hierarchy;
 pub mod multiclass;
 pub mod multilabel;
+pub mod scores;
 pub mod select;
 
 pub use adapter::StructureOracle;

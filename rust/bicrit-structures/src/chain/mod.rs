@@ -325,45 +325,17 @@ impl Chain {
         Ok(())
     }
 
-    /// score(y) from precomputed emissions.
-    fn path_score(&self, w: &[f64], emit: &[f64], y: &[usize]) -> f64 {
+    /// The raw score arrays of sequence `i` (emissions `emit` computed from `w`).
+    fn raw<'a>(&self, w: &'a [f64], emit: &'a [f64]) -> RawScores<'a> {
         let s_n = self.n_states;
-        let (to, so, eo) = (self.trans_offset(), self.start_offset(), self.end_offset());
-        let mut v = w[so + y[0]] + w[eo + y[y.len() - 1]];
-        for (t, &s) in y.iter().enumerate() {
-            v += emit[t * s_n + s];
-            if t > 0 {
-                v += w[to + y[t - 1] * s_n + s];
-            }
+        RawScores {
+            n_states: s_n,
+            unary: emit,
+            trans: &w[self.trans_offset()..self.trans_offset() + s_n * s_n],
+            trans_per_step: false,
+            start: &w[self.start_offset()..self.start_offset() + s_n],
+            end: &w[self.end_offset()..self.end_offset() + s_n],
         }
-        v
-    }
-
-    /// Per-token term coefficients folded into a node score: c·[terms of tag s at token t].
-    #[inline]
-    fn node_terms(&self, c: &Terms, token_loss: bool, s: usize, g: Option<usize>) -> f64 {
-        let mut v = 0.0;
-        let out_s = self.tags.is_outside(s);
-        if c.size != 0.0 && !out_s {
-            v += c.size;
-        }
-        if let Some(g) = g {
-            if s != g {
-                if token_loss {
-                    v += c.loss;
-                }
-                if c.hamming != 0.0 {
-                    let out_g = self.tags.is_outside(g);
-                    let h = match (out_s, out_g) {
-                        (true, true) => 0.0,
-                        (false, false) => 2.0,
-                        _ => 1.0,
-                    };
-                    v += c.hamming * h;
-                }
-            }
-        }
-        v
     }
 
     /// Tables of the node, transition, start and end scores of one query.
@@ -375,55 +347,7 @@ impl Chain {
         primary: &Objective,
         secondary: Option<&Objective>,
     ) -> Tables<V> {
-        let s_n = self.n_states;
-        let t_len = emit.len() / s_n;
-        let zero = Objective::default();
-        let sec = secondary.unwrap_or(&zero);
-        let token_loss = self.loss == ChainLoss::Hamming;
-        let mut node = Vec::with_capacity(t_len * s_n);
-        for t in 0..t_len {
-            let g = gold.map(|g| g[t]);
-            for s in 0..s_n {
-                let e = emit[t * s_n + s];
-                let a = primary.margin * e + self.node_terms(&primary.terms, token_loss, s, g);
-                let b = sec.margin * e + self.node_terms(&sec.terms, token_loss, s, g);
-                node.push(V::pair(a, b));
-            }
-        }
-        let pick = |o: usize, n: usize| -> Vec<V> {
-            w[o..o + n].iter().map(|&v| V::pair(primary.margin * v, sec.margin * v)).collect()
-        };
-        Tables {
-            s: s_n,
-            t: t_len,
-            node,
-            trans: pick(self.trans_offset(), s_n * s_n),
-            start: pick(self.start_offset(), s_n),
-            end: pick(self.end_offset(), s_n),
-        }
-    }
-
-    /// The `k` best labels under (primary, secondary) with value type `V`, before filtering.
-    fn solve<V: Val>(
-        &self,
-        w: &[f64],
-        emit: &[f64],
-        gold: Option<&[usize]>,
-        primary: &Objective,
-        secondary: Option<&Objective>,
-        k: usize,
-    ) -> Vec<Vec<usize>> {
-        let tab = self.tables::<V>(w, emit, gold, primary, secondary);
-        let seg_coef = V::pair(primary.terms.loss, secondary.map_or(0.0, |o| o.terms.loss));
-        let segmented = self.loss == ChainLoss::Segment
-            && (primary.terms.loss != 0.0 || secondary.is_some_and(|o| o.terms.loss != 0.0));
-        match (gold, segmented) {
-            (Some(g), true) => {
-                let lat = Segmented::new(&tab, &self.tags, g, seg_coef);
-                run(&lat, k, |x| x % self.n_states)
-            }
-            _ => run(&Plain(&tab), k, |x| x),
-        }
+        fold_tables(&self.raw(w, emit), &self.tags, self.loss, gold, primary, secondary)
     }
 
     /// Checks a label of sequence `i` (length and states).
@@ -504,6 +428,277 @@ fn emissions_any(x: &CsrView<'_>, rows: std::ops::Range<usize>, w: &[f64], s_n: 
     }
 }
 
+/// Raw scores of one sequence: unary `[T, S]`, transitions `[S, S]` (or `[T − 1, S, S]` when
+/// `trans_per_step`: the scores of moving into position t are block t − 1), start and end `[S]`.
+/// The `chain` structure computes the unary scores as w·x; score-level chains
+/// ([`crate::scores::chain`]) take them as given.
+pub(crate) struct RawScores<'a> {
+    pub n_states: usize,
+    pub unary: &'a [f64],
+    pub trans: &'a [f64],
+    pub trans_per_step: bool,
+    pub start: &'a [f64],
+    pub end: &'a [f64],
+}
+
+/// Per-token term coefficients folded into a node score: c·[terms of tag s at token t].
+#[inline]
+fn node_terms(tags: &Tags, c: &Terms, token_loss: bool, s: usize, g: Option<usize>) -> f64 {
+    let mut v = 0.0;
+    let out_s = tags.is_outside(s);
+    if c.size != 0.0 && !out_s {
+        v += c.size;
+    }
+    if let Some(g) = g {
+        if s != g {
+            if token_loss {
+                v += c.loss;
+            }
+            if c.hamming != 0.0 {
+                let out_g = tags.is_outside(g);
+                let h = match (out_s, out_g) {
+                    (true, true) => 0.0,
+                    (false, false) => 2.0,
+                    _ => 1.0,
+                };
+                v += c.hamming * h;
+            }
+        }
+    }
+    v
+}
+
+/// The DP tables of one query: every term folded into the node scores (the segment loss is
+/// added by the [`Segmented`] lattice).
+pub(crate) fn fold_tables<V: Val>(
+    raw: &RawScores<'_>,
+    tags: &Tags,
+    loss: ChainLoss,
+    gold: Option<&[usize]>,
+    primary: &Objective,
+    secondary: Option<&Objective>,
+) -> Tables<V> {
+    let s_n = raw.n_states;
+    let t_len = raw.unary.len() / s_n;
+    let zero = Objective::default();
+    let sec = secondary.unwrap_or(&zero);
+    let token_loss = loss == ChainLoss::Hamming;
+    let mut node = Vec::with_capacity(t_len * s_n);
+    for t in 0..t_len {
+        let g = gold.map(|g| g[t]);
+        for s in 0..s_n {
+            let e = raw.unary[t * s_n + s];
+            let a = primary.margin * e + node_terms(tags, &primary.terms, token_loss, s, g);
+            let b = sec.margin * e + node_terms(tags, &sec.terms, token_loss, s, g);
+            node.push(V::pair(a, b));
+        }
+    }
+    let pick =
+        |v: &[f64]| -> Vec<V> { v.iter().map(|&v| V::pair(primary.margin * v, sec.margin * v)).collect() };
+    Tables {
+        s: s_n,
+        t: t_len,
+        node,
+        trans: pick(raw.trans),
+        trans_stride: if raw.trans_per_step { s_n * s_n } else { 0 },
+        start: pick(raw.start),
+        end: pick(raw.end),
+    }
+}
+
+/// The `k` best labels of `tab` (before ban filtering): the plain lattice, or the segment-loss
+/// lattice when the segment loss has a non-zero coefficient.
+pub(crate) fn solve_tables<V: Val>(
+    tab: &Tables<V>,
+    tags: &Tags,
+    loss: ChainLoss,
+    gold: Option<&[usize]>,
+    primary: &Objective,
+    secondary: Option<&Objective>,
+    k: usize,
+) -> Vec<Vec<usize>> {
+    let seg_coef = V::pair(primary.terms.loss, secondary.map_or(0.0, |o| o.terms.loss));
+    let segmented = loss == ChainLoss::Segment
+        && (primary.terms.loss != 0.0 || secondary.is_some_and(|o| o.terms.loss != 0.0));
+    let n_states = tab.s;
+    match (gold, segmented) {
+        (Some(g), true) => {
+            let lat = Segmented::new(tab, tags, g, seg_coef);
+            run(&lat, k, |x| x % n_states)
+        }
+        _ => run(&Plain(tab), k, |x| x),
+    }
+}
+
+/// score(y) = Σ_t unary[t, y_t] + Σ_{t≥1} trans[y_{t−1}, y_t] + start[y_0] + end[y_{T−1}].
+pub(crate) fn path_score_raw(raw: &RawScores<'_>, y: &[usize]) -> f64 {
+    let s_n = raw.n_states;
+    let stride = if raw.trans_per_step { s_n * s_n } else { 0 };
+    let mut v = raw.start[y[0]] + raw.end[y[y.len() - 1]];
+    for (t, &s) in y.iter().enumerate() {
+        v += raw.unary[t * s_n + s];
+        if t > 0 {
+            v += raw.trans[(t - 1) * stride + y[t - 1] * s_n + s];
+        }
+    }
+    v
+}
+
+/// Terms of `y` against `y_true` (validated: same length, states in range).
+pub(crate) fn terms_of(tags: &Tags, loss: ChainLoss, y: &[usize], y_true: &[usize]) -> Terms {
+    let mut t = Terms::default();
+    let mut token_errors = 0usize;
+    for (&a, &g) in y.iter().zip(y_true) {
+        let (oa, og) = (tags.is_outside(a), tags.is_outside(g));
+        if !oa {
+            t.size += 1.0;
+        }
+        if a != g {
+            token_errors += 1;
+            t.hamming += match (oa, og) {
+                (true, true) => 0.0,
+                (false, false) => 2.0,
+                _ => 1.0,
+            };
+        }
+    }
+    t.loss = match loss {
+        ChainLoss::Hamming => token_errors as f64,
+        ChainLoss::Segment => tags.chunk_symmetric_difference(y, y_true) as f64,
+    };
+    t
+}
+
+/// Answers a query on raw scores (labels validated by the caller; `banned` deduplicated): the
+/// k + |ban| best labels, filtered (exact: at most |ban| of them are banned).
+pub(crate) fn oracle_raw(
+    raw: &RawScores<'_>,
+    tags: &Tags,
+    loss: ChainLoss,
+    y_true: &[usize],
+    q: &TermQuery<'_, Vec<usize>>,
+    banned: &[&Vec<usize>],
+) -> Vec<Scored<Vec<usize>>> {
+    let k = q.k.max(1);
+    let want = k + banned.len();
+    let found = match &q.secondary {
+        None => {
+            let tab = fold_tables::<f64>(raw, tags, loss, Some(y_true), &q.primary, None);
+            solve_tables_f64(&tab, tags, loss, Some(y_true), &q.primary, want)
+        }
+        Some(sec) => {
+            let tab = fold_tables::<Lex>(raw, tags, loss, Some(y_true), &q.primary, Some(sec));
+            solve_tables(&tab, tags, loss, Some(y_true), &q.primary, Some(sec), want)
+        }
+    };
+    let gold_score = path_score_raw(raw, y_true);
+    let mut out = Vec::with_capacity(k);
+    for y in found {
+        if out.len() == k {
+            break;
+        }
+        if banned.iter().any(|b| **b == y) {
+            continue;
+        }
+        let margin = path_score_raw(raw, &y) - gold_score;
+        let terms = terms_of(tags, loss, &y, y_true);
+        out.push(Scored { label: y, margin, terms });
+    }
+    out
+}
+
+/// The best label for every number of wrong tokens (Hamming loss; the caller refuses the segment
+/// loss): one DP over (t, s, c), [`dp::best_by_count`].
+pub(crate) fn frontier_raw(
+    raw: &RawScores<'_>,
+    tags: &Tags,
+    loss: ChainLoss,
+    y_true: &[usize],
+    objective: &Objective,
+) -> Vec<Scored<Vec<usize>>> {
+    let tab = fold_tables::<f64>(raw, tags, loss, Some(y_true), objective, None);
+    let found = best_by_count(&Plain(&tab), |t, s| s != y_true[t]);
+    let gold_score = path_score_raw(raw, y_true);
+    found
+        .into_iter()
+        .flatten()
+        .map(|(_, y)| {
+            let margin = path_score_raw(raw, &y) - gold_score;
+            let terms = terms_of(tags, loss, &y, y_true);
+            Scored { label: y, margin, terms }
+        })
+        .collect()
+}
+
+/// [`solve_tables`] on plain `f64` values, with a dense Viterbi for the common case (one label, no
+/// segment-loss lattice): the same recurrence, predecessors in the outer loop so that the inner
+/// loop over current states is contiguous and vectorises; identical arithmetic
+/// (prev + (trans + node)) and tie-breaking (the smallest predecessor state, then the smallest
+/// final state) as [`dp::viterbi`] on [`Plain`].
+pub(crate) fn solve_tables_f64(
+    tab: &Tables<f64>,
+    tags: &Tags,
+    loss: ChainLoss,
+    gold: Option<&[usize]>,
+    primary: &Objective,
+    k: usize,
+) -> Vec<Vec<usize>> {
+    let segmented = loss == ChainLoss::Segment && primary.terms.loss != 0.0 && gold.is_some();
+    if k != 1 || segmented {
+        return solve_tables(tab, tags, loss, gold, primary, None, k);
+    }
+    viterbi_dense(tab).map_or_else(Vec::new, |p| vec![p])
+}
+
+fn viterbi_dense(tab: &Tables<f64>) -> Option<Vec<usize>> {
+    let (s, t_len) = (tab.s, tab.t);
+    let mut prev: Vec<f64> = (0..s).map(|x| tab.start[x] + tab.node[x]).collect();
+    let mut cur = vec![f64::NEG_INFINITY; s];
+    let mut arg = vec![0u32; s];
+    let mut back = vec![0u32; t_len * s];
+    for t in 1..t_len {
+        let trans = &tab.trans[(t - 1) * tab.trans_stride..(t - 1) * tab.trans_stride + s * s];
+        let node = &tab.node[t * s..(t + 1) * s];
+        cur.fill(f64::NEG_INFINITY);
+        arg.fill(0);
+        for (xp, &pv) in prev.iter().enumerate() {
+            if pv == f64::NEG_INFINITY {
+                continue;
+            }
+            let row = &trans[xp * s..(xp + 1) * s];
+            for ((c, a), (&tr, &nd)) in cur.iter_mut().zip(arg.iter_mut()).zip(row.iter().zip(node)) {
+                let v = pv + (tr + nd);
+                let better = v > *c;
+                *c = if better { v } else { *c };
+                *a = if better { xp as u32 } else { *a };
+            }
+        }
+        back[t * s..(t + 1) * s].copy_from_slice(&arg);
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    let mut best = f64::NEG_INFINITY;
+    let mut last = 0;
+    for (x, &pv) in prev.iter().enumerate() {
+        if pv == f64::NEG_INFINITY {
+            continue;
+        }
+        let v = pv + tab.end[x];
+        if v > best {
+            best = v;
+            last = x;
+        }
+    }
+    if best == f64::NEG_INFINITY {
+        return None;
+    }
+    let mut path = vec![0usize; t_len];
+    path[t_len - 1] = last;
+    for t in (1..t_len).rev() {
+        path[t - 1] = back[t * s + path[t]] as usize;
+    }
+    Some(path)
+}
+
 fn run<L: Lattice>(lat: &L, k: usize, state: impl Fn(usize) -> usize) -> Vec<Vec<usize>> {
     if k == 1 {
         let mut path = Vec::new();
@@ -525,18 +720,21 @@ fn run<L: Lattice>(lat: &L, k: usize, state: impl Fn(usize) -> usize) -> Vec<Vec
     }
 }
 
-/// Score tables of one query (values in the DP's value type).
-struct Tables<V> {
+/// Score tables of one query (values in the DP's value type). Transitions into position t ≥ 1
+/// are `trans[(t − 1)·trans_stride + p·S + c]`: one shared S × S block (`trans_stride = 0`) or
+/// one block per position (`trans_stride = S²`).
+pub(crate) struct Tables<V> {
     s: usize,
     t: usize,
     node: Vec<V>,
     trans: Vec<V>,
+    trans_stride: usize,
     start: Vec<V>,
     end: Vec<V>,
 }
 
 /// The plain chain lattice: extended state = tag.
-struct Plain<'a, V>(&'a Tables<V>);
+pub(crate) struct Plain<'a, V>(pub(crate) &'a Tables<V>);
 
 impl<V: Val> Lattice for Plain<'_, V> {
     type V = V;
@@ -555,7 +753,7 @@ impl<V: Val> Lattice for Plain<'_, V> {
     #[inline(always)]
     fn step(&self, t: usize, xp: usize, xc: usize) -> V {
         let s = self.0.s;
-        self.0.trans[xp * s + xc].add(self.0.node[t * s + xc])
+        self.0.trans[(t - 1) * self.0.trans_stride + xp * s + xc].add(self.0.node[t * s + xc])
     }
     #[inline(always)]
     fn last(&self, x: usize) -> V {
@@ -664,7 +862,7 @@ impl<V: Val> Lattice for Segmented<'_, V> {
         if fp && self.gold_end[t - 1] && !cont {
             count -= 2.0; // y reproduced the gold chunk ending at t − 1
         }
-        let v = self.tab.trans[p * n + c].add(self.tab.node[t * n + c]);
+        let v = self.tab.trans[(t - 1) * self.tab.trans_stride + p * n + c].add(self.tab.node[t * n + c]);
         if count != 0.0 {
             v.add(self.coef.scale(count))
         } else {
@@ -740,27 +938,7 @@ impl Structure for Chain {
                 y_true.len()
             )));
         }
-        let mut t = Terms::default();
-        let mut token_errors = 0usize;
-        for (&a, &g) in y.iter().zip(y_true) {
-            let (oa, og) = (self.tags.is_outside(a), self.tags.is_outside(g));
-            if !oa {
-                t.size += 1.0;
-            }
-            if a != g {
-                token_errors += 1;
-                t.hamming += match (oa, og) {
-                    (true, true) => 0.0,
-                    (false, false) => 2.0,
-                    _ => 1.0,
-                };
-            }
-        }
-        t.loss = match self.loss {
-            ChainLoss::Hamming => token_errors as f64,
-            ChainLoss::Segment => self.tags.chunk_symmetric_difference(y, y_true) as f64,
-        };
-        Ok(t)
+        Ok(terms_of(&self.tags, self.loss, y, y_true))
     }
 
     fn predict(&self, w: &[f64], data: &ChainData, i: usize) -> Result<Vec<usize>> {
@@ -770,7 +948,8 @@ impl Structure for Chain {
         self.emissions(w, data, i, &mut emit);
         self.check_used_weights(w, &emit, i)?;
         let obj = Objective { margin: 1.0, terms: Terms::default() };
-        let mut found = self.solve::<f64>(w, &emit, None, &obj, None, 1);
+        let tab = self.tables::<f64>(w, &emit, None, &obj, None);
+        let mut found = solve_tables_f64(&tab, &self.tags, self.loss, None, &obj, 1);
         found.pop().ok_or_else(|| Error::solver("Viterbi found no path (non-finite weights?)"))
     }
 
@@ -795,29 +974,10 @@ impl Structure for Chain {
                 banned.push(b);
             }
         }
-        let k = q.k.max(1);
         let mut emit = Vec::new();
         self.emissions(w, data, i, &mut emit);
         self.check_used_weights(w, &emit, i)?;
-        let want = k + banned.len();
-        let found = match &q.secondary {
-            None => self.solve::<f64>(w, &emit, Some(y_true), &q.primary, None, want),
-            Some(sec) => self.solve::<Lex>(w, &emit, Some(y_true), &q.primary, Some(sec), want),
-        };
-        let gold_score = self.path_score(w, &emit, y_true);
-        let mut out = Vec::with_capacity(k);
-        for y in found {
-            if out.len() == k {
-                break;
-            }
-            if banned.contains(&&y) {
-                continue;
-            }
-            let margin = self.path_score(w, &emit, &y) - gold_score;
-            let terms = self.terms(&y, y_true)?;
-            out.push(Scored { label: y, margin, terms });
-        }
-        Ok(out)
+        Ok(oracle_raw(&self.raw(w, &emit), &self.tags, self.loss, y_true, q, &banned))
     }
 
     /// For every number c of wrong tokens, a label maximising `objective` among those with c
@@ -841,18 +1001,7 @@ impl Structure for Chain {
         let mut emit = Vec::new();
         self.emissions(w, data, i, &mut emit);
         self.check_used_weights(w, &emit, i)?;
-        let tab = self.tables::<f64>(w, &emit, Some(y_true), objective, None);
-        let found = best_by_count(&Plain(&tab), |t, s| s != y_true[t]);
-        let gold_score = self.path_score(w, &emit, y_true);
-        found
-            .into_iter()
-            .flatten()
-            .map(|(_, y)| {
-                let margin = self.path_score(w, &emit, &y) - gold_score;
-                let terms = self.terms(&y, y_true)?;
-                Ok(Scored { label: y, margin, terms })
-            })
-            .collect()
+        Ok(frontier_raw(&self.raw(w, &emit), &self.tags, self.loss, y_true, objective))
     }
 }
 

@@ -417,3 +417,31 @@ fn frontier_refuses_the_segment_loss() {
     assert!(!f1.capabilities().frontier);
     assert!(matches!(f1.frontier(), Err(Error::Incompatible(_))));
 }
+
+#[test]
+fn dense_viterbi_equals_the_generic_one_ties_included() {
+    let mut seed = 0x1234_5678_9abc_def1u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for case in 0..500 {
+        let s = 1 + (next() % 6) as usize;
+        let t = 1 + (next() % 7) as usize;
+        let per_step = case % 2 == 0;
+        // small integer grid: many exact ties
+        let mut grid = |n: usize| -> Vec<f64> { (0..n).map(|_| (next() % 3) as f64).collect() };
+        let unary = grid(t * s);
+        let trans = grid(if per_step { t.saturating_sub(1) * s * s } else { s * s });
+        let (start, end) = (grid(s), grid(s));
+        let raw = RawScores { n_states: s, unary: &unary, trans: &trans, trans_per_step: per_step, start: &start, end: &end };
+        let tags = Tags::from_outside(s, &[]).unwrap();
+        let obj = Objective { margin: 1.0, terms: Terms::default() };
+        let tab = fold_tables::<f64>(&raw, &tags, ChainLoss::Hamming, None, &obj, None);
+        let mut generic = Vec::new();
+        viterbi(&Plain(&tab), &mut generic).unwrap();
+        assert_eq!(viterbi_dense(&tab).unwrap(), generic, "case {case}");
+    }
+}

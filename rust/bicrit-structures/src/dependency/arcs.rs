@@ -21,6 +21,7 @@ use super::val::Val;
 pub struct ArcTable {
     n: usize,
     kmax: usize,
+    multi_root: bool,
     len: Vec<u32>,
     vals: Vec<Val>,
     rels: Vec<u32>,
@@ -34,6 +35,7 @@ impl ArcTable {
         ArcTable {
             n,
             kmax,
+            multi_root: false,
             len: vec![0; cells],
             vals: vec![Val::ZERO; cells * kmax],
             rels: vec![0; cells * kmax],
@@ -43,6 +45,17 @@ impl ArcTable {
     /// Number of tokens.
     pub fn n(&self) -> usize {
         self.n
+    }
+
+    /// Lets the decoders return trees with several children of the root (default: exactly one,
+    /// UD's convention).
+    pub fn set_multi_root(&mut self, multi_root: bool) {
+        self.multi_root = multi_root;
+    }
+
+    /// May the root have several children?
+    pub fn multi_root(&self) -> bool {
+        self.multi_root
     }
 
     /// Candidates kept per arc.

@@ -167,7 +167,7 @@ fn solve(arcs: &ArcTable, sub: &Sub, sc: &mut Scratch) -> Option<Solved> {
     for d in 1..=n {
         let mut set = |h: usize, s: usize| {
             let mut v = arcs.vals(h, d)[s];
-            if h == 0 {
+            if h == 0 && !arcs.multi_root() {
                 v.root = -1;
             }
             sc.w[h * nn + d] = v;
@@ -187,7 +187,7 @@ fn solve(arcs: &ArcTable, sub: &Sub, sc: &mut Scratch) -> Option<Solved> {
         }
     }
     let parent = cle_dense(nn, &sc.w, &sc.ok)?;
-    if (1..=n).filter(|&d| parent[d] == 0).count() != 1 {
+    if !arcs.multi_root() && (1..=n).filter(|&d| parent[d] == 0).count() != 1 {
         return None;
     }
     let mut val = Val::ZERO;

@@ -16,6 +16,9 @@
 //! child r is a projective tree over 1..=n headed by r plus the arc 0 → r (an arc (h, d) spanning
 //! r would need r to descend from h), so the answer is `⊕_r CL[1][r] ⊗ CR[r][n] ⊗ A(0 → r)`.
 //!
+//! Several root children ([`ArcTable::multi_root`]): the root is position 0 of the chart, with
+//! no arc into it, and the answer is `CR[0][n]` (the textbook first-order Eisner).
+//!
 //! The frontier of a product of three sorted lists is enumerated without duplicates by giving each
 //! index triple (i, j, l) one parent: (i, j, l−1) if l > 0, else (i, j−1, 0) if j > 0, else
 //! (i−1, 0, 0); a parent is never worse than its child, so popping the heap yields exact order.
@@ -180,25 +183,28 @@ pub fn chart_entries(n: usize, k: usize) -> usize {
     4 * (n + 1) * (n + 1) * k.max(1)
 }
 
-/// The `k` best single-root projective trees under `arcs`, best first (fewer when fewer exist).
+/// The `k` best single-root projective trees under `arcs` (any number of root children when
+/// [`ArcTable::multi_root`]), best first (fewer when fewer exist).
 pub fn eisner_kbest(arcs: &ArcTable, k: usize) -> Vec<Tree> {
     let n = arcs.n();
     if n == 0 || k == 0 {
         return Vec::new();
     }
-    if k == 1 && arcs.is_complete() {
+    if k == 1 && arcs.is_complete() && !arcs.multi_root() {
         return vec![eisner_best(arcs)];
     }
+    // first chart position: 0 when the root is an ordinary head (several children), else 1
+    let lo = usize::from(!arcs.multi_root());
     let np = n + 1;
     let mut ch = Chart { np, spans: vec![(0, 0); 4 * np * np], arena: Vec::with_capacity(4 * np * np) };
     let mut mg = Merger::default();
     let zero = [Entry { val: Val::ZERO, m: 0, i: 0, j: 0, l: 0 }];
-    for s in 1..=n {
+    for s in lo..=n {
         ch.store(CR, s, s, &zero);
         ch.store(CL, s, s, &zero);
     }
-    for width in 1..n {
-        for s in 1..=n - width {
+    for width in 1..=n - lo {
+        for s in lo..=n - width {
             let t = s + width;
             // Incomplete items: arc s → t (IR) and t → s (IL), same splits.
             for (ty, h, d) in [(IR, s, t), (IL, t, s)] {
@@ -225,6 +231,13 @@ pub fn eisner_kbest(arcs: &ArcTable, k: usize) -> Vec<Tree> {
             ch.store(CL, s, t, &mg.out);
         }
     }
+    if lo == 0 {
+        // arcs into the root are absent (empty candidate lists), so IL/CL items headed left of 0
+        // are empty and CR[0][n] holds the trees
+        return (0..ch.len(CR, 0, n))
+            .map(|i| backtrack_from(&ch, arcs, ch.get(CR, 0, n, i).val, vec![(CR, 0, n, i)]))
+            .collect();
+    }
     mg.merge(
         k,
         (1..=n).map(|r| (r as u32, [ch.len(CL, 1, r), ch.len(CR, r, n), arcs.vals(0, r).len() as u32])),
@@ -239,11 +252,17 @@ pub fn eisner_kbest(arcs: &ArcTable, k: usize) -> Vec<Tree> {
 
 fn backtrack(ch: &Chart, arcs: &ArcTable, root: &Entry) -> Tree {
     let n = arcs.n();
+    let r = root.m as usize;
+    let mut tree = backtrack_from(ch, arcs, root.val, vec![(CL, 1, r, root.i), (CR, r, n, root.j)]);
+    tree.rels[r - 1] = arcs.rel(0, r, root.l as usize);
+    tree
+}
+
+/// Follows the chart from the items on `stack` (type, s, t, entry index).
+fn backtrack_from(ch: &Chart, arcs: &ArcTable, val: Val, mut stack: Vec<(usize, usize, usize, u32)>) -> Tree {
+    let n = arcs.n();
     let mut heads = vec![0u32; n];
     let mut rels = vec![0u32; n];
-    let r = root.m as usize;
-    rels[r - 1] = arcs.rel(0, r, root.l as usize);
-    let mut stack = vec![(CL, 1, r, root.i), (CR, r, n, root.j)];
     while let Some((ty, s, t, ix)) = stack.pop() {
         if s == t {
             continue;
@@ -273,7 +292,7 @@ fn backtrack(ch: &Chart, arcs: &ArcTable, root: &Entry) -> Tree {
             }
         }
     }
-    Tree { val: root.val, heads, rels }
+    Tree { val, heads, rels }
 }
 
 /// The best tree (k = 1) on a complete table: the same recurrences on flat arrays, each

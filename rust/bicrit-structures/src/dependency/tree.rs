@@ -6,6 +6,11 @@ use bicrit_core::{Error, Result};
 /// Checks that `heads` is a dependency tree over `heads.len()` tokens with exactly one child of the
 /// root (UD's convention, enforced by both decoders). Errors name the offending token.
 pub fn check_tree(heads: &[u32]) -> Result<()> {
+    check_tree_roots(heads, true)
+}
+
+/// Like [`check_tree`], with several children of the root allowed when `single_root` is false.
+pub fn check_tree_roots(heads: &[u32], single_root: bool) -> Result<()> {
     let n = heads.len();
     if n == 0 {
         return Err(Error::input("empty sentence: a dependency tree needs at least one token"));
@@ -30,7 +35,7 @@ pub fn check_tree(heads: &[u32]) -> Result<()> {
             "no token attaches to the root (head 0): the heads form a cycle or a forest without root",
         ));
     }
-    if root_children.len() > 1 {
+    if single_root && root_children.len() > 1 {
         return Err(Error::input(format!(
             "tokens {:?} all attach to the root (head 0); exactly one root child is required",
             root_children

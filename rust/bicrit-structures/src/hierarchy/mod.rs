@@ -295,6 +295,24 @@ impl HierarchyStructure {
             .collect())
     }
 
+    /// argmax_y Σ_{n ∈ y} σ_n from precomputed node scores σ (length M): prediction for callers
+    /// that score nodes themselves (score-level hierarchies, [`crate::scores::hierarchy`]).
+    pub fn predict_from_scores(&self, sigma: &[f64]) -> Result<HierLabel> {
+        if sigma.len() != self.n_nodes() {
+            return Err(Error::input(format!("{} node scores for {} nodes", sigma.len(), self.n_nodes())));
+        }
+        bicrit_core::error::check_finite("node scores", sigma)?;
+        let q: TermQuery<'_, HierLabel> = TermQuery {
+            primary: Objective { margin: 1.0, terms: Terms::default() },
+            secondary: None,
+            ban: &[],
+            k: 1,
+            cone: None,
+        };
+        let labels = with_scratch(|sc| self.answer(sigma, None, &q, sc))?;
+        labels.into_iter().next().ok_or_else(|| Error::solver("the hierarchy label space is empty"))
+    }
+
     fn check_query(&self, q: &TermQuery<'_, HierLabel>) -> Result<()> {
         let caps = self.capabilities();
         if q.cone.is_some() && !caps.cone {

@@ -29,12 +29,12 @@
 //! relaxation has no finite label list to exclude from or rank.
 
 pub mod edges;
-mod energy;
-mod enumerate;
+pub(crate) mod energy;
+pub(crate) mod enumerate;
 mod lp;
 mod maxflow;
 mod qpbo;
-mod relaxed;
+pub(crate) mod relaxed;
 
 pub use edges::{chain_edges, chow_liu_tree, full_edges, validate_edges};
 pub use relaxed::{RelaxedSolver, CONE_STRICT_SLACK, LEX_TOLERANCE, SNAP_TOLERANCE};
@@ -288,22 +288,22 @@ impl Multilabel {
     }
 }
 
-fn relaxed_terms(mu: &[f64], gold: &[u8]) -> Terms {
+pub(crate) fn relaxed_terms(mu: &[f64], gold: &[u8]) -> Terms {
     let loss: f64 = mu.iter().zip(gold).map(|(&m, &t)| if t == 1 { 1.0 - m } else { m }).sum();
     let size: f64 = mu.iter().sum();
     Terms { loss, size, hamming: loss }
 }
 
-fn to_mask(y: &[u8]) -> u32 {
+pub(crate) fn to_mask(y: &[u8]) -> u32 {
     y.iter().enumerate().fold(0u32, |m, (k, &v)| m | (u32::from(v) << k))
 }
 
-fn from_mask(mask: u32, k: usize) -> Vec<u8> {
+pub(crate) fn from_mask(mask: u32, k: usize) -> Vec<u8> {
     (0..k).map(|p| ((mask >> p) & 1) as u8).collect()
 }
 
 /// The label for marginals: integral when every node marginal is 0 or 1.
-fn label_of(nodes: Vec<f64>, edges: Vec<[f64; 4]>) -> MlLabel {
+pub(crate) fn label_of(nodes: Vec<f64>, edges: Vec<[f64; 4]>) -> MlLabel {
     if nodes.iter().all(|&m| m == 0.0 || m == 1.0) {
         MlLabel::Integral(nodes.iter().map(|&m| m as u8).collect())
     } else {
