@@ -31,6 +31,7 @@ import numpy as np
 from scipy.stats import spearmanr
 from sklearn.metrics import roc_auc_score
 
+from bicrit._atomic import atomic_write
 from bicrit.datasets import load
 from bicrit.hierarchy import add_virtual_leaves
 from bicrit.hierarchy.estimator import HierarchicalSVM
@@ -176,7 +177,7 @@ def main() -> None:
     text = "\n".join(f"**{title}**\n\n{_md(rows)}" for title, rows in parts)
     print(text)
     if args.md:
-        with open(args.md, "w") as f:
+        with atomic_write(args.md) as f:
             f.write(text)
 
 

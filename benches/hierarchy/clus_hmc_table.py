@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from bicrit._atomic import atomic_write
 from bicrit.datasets import load
 from bicrit.hierarchy.estimator import HierarchicalSVM
 from bicrit.metrics.hierarchy import hierarchical_f1, hierarchical_scores, per_level_accuracy
@@ -281,9 +282,10 @@ def main() -> None:
     print(table)
     print(f"total {time.perf_counter() - t0:.0f}s")
     if args.out:
-        table.write_csv(args.out)
+        with atomic_write(args.out) as f:
+            table.write_csv(f)
     if args.md:
-        with open(args.md, "w") as f:
+        with atomic_write(args.md) as f:
             f.write(markdown(table))
 
 

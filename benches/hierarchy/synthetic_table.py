@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from bicrit._atomic import atomic_write
 from bicrit.datasets import synthetic_hierarchy
 from bicrit.datasets.synthetic import REPRO_SEEDS, SYNTHETIC_SIZES
 from bicrit.hierarchy.estimator import HierarchicalSVM
@@ -107,16 +108,15 @@ def choose(kind: str, model: str, scale: float) -> tuple[dict[str, Any], list[di
 
 
 def _append(path: Path | None, rows: list[dict[str, Any]]) -> None:
-    """Appends ``rows`` to the CSV at ``path`` (header when it is new), so a long run keeps what
-    it finished."""
+    """Adds ``rows`` to the CSV at ``path`` (rewritten whole, atomically), so a long run keeps
+    what it finished and an interrupted write loses nothing."""
     if path is None or not rows:
         return
     df = pl.DataFrame(rows)
     if path.exists():
-        with path.open("a") as f:
-            df.write_csv(f, include_header=False)
-    else:
-        df.write_csv(path)
+        df = pl.concat([pl.read_csv(path, schema_overrides=df.schema), df], how="vertical_relaxed")
+    with atomic_write(path) as f:
+        df.write_csv(f)
 
 
 def run(

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import polars as pl
 
+from bicrit._atomic import atomic_write
+
 METRICS = ("acc", "subset_acc", "hamming", "micro_f1", "example_f1")
 LOWER_IS_BETTER = {"hamming"}
 
@@ -62,7 +64,8 @@ def main() -> None:
     print(markdown(rows))
     if args.write is not None:
         args.write.mkdir(parents=True, exist_ok=True)
-        rows.write_csv(args.write / "multilabel_seeds.csv")
+        with atomic_write(args.write / "multilabel_seeds.csv") as f:
+            rows.write_csv(f)
 
 
 if __name__ == "__main__":

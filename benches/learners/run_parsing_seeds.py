@@ -21,6 +21,7 @@ from pathlib import Path
 
 import polars as pl
 
+from bicrit._atomic import atomic_write
 from bicrit.reproduce import parsing
 from bicrit.reproduce.ner import _search_name
 
@@ -51,8 +52,10 @@ def main(out: Path, seeds: list[int], skip: set[str]) -> None:
                 }
             )
             hist += [{**base, "method": label, **h} for h in result.history]
-            pl.DataFrame(rows).write_csv(out / "parsing_seeds.csv")
-            pl.DataFrame(hist).write_csv(out / "parsing_history.csv")
+            with atomic_write(out / "parsing_seeds.csv") as f:
+                pl.DataFrame(rows).write_csv(f)
+            with atomic_write(out / "parsing_history.csv") as f:
+                pl.DataFrame(hist).write_csv(f)
             print(rows[-1], flush=True)
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import polars as pl
 
+from bicrit._atomic import atomic_write
 from bicrit.reproduce import multilabel as ml
 
 #: Lower is better for these metrics.
@@ -151,8 +152,10 @@ def main(argv: list[str] | None = None) -> int:
     print(table(per_seed), "", verdicts(per_seed), "", cv_curve(cv), sep="\n")
     if a.write is not None:
         a.write.mkdir(parents=True, exist_ok=True)
-        per_seed.write_csv(a.write / "yeast_seeds.csv")
-        cv.write_csv(a.write / "yeast_cv.csv")
+        with atomic_write(a.write / "yeast_seeds.csv") as f:
+            per_seed.write_csv(f)
+        with atomic_write(a.write / "yeast_cv.csv") as f:
+            cv.write_csv(f)
     return 0
 
 

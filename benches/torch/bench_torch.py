@@ -15,7 +15,6 @@ in interleaved rounds (each round runs every method once), medians reported with
 from __future__ import annotations
 
 import argparse
-import os
 import platform
 import statistics
 import sys
@@ -28,6 +27,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import bicrit.torch as bt  # noqa: E402
+from bicrit._atomic import atomic_write  # noqa: E402
 
 B = 32
 CHAIN_SIZES = [(s, t) for s in (9, 17, 50) for t in (20, 50)]
@@ -189,12 +189,8 @@ def _interleaved(methods: dict[str, Callable[[], float]], rounds: int) -> dict[s
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w") as f:
+    with atomic_write(path) as f:
         f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
 
 
 def main(argv: list[str] | None = None) -> int:

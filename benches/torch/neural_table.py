@@ -9,11 +9,11 @@ Run: ``python benches/torch/neural_table.py --dir OUT [--note TEXT]``.
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
 import polars as pl
 
+from bicrit._atomic import atomic_write
 from bicrit.reproduce.neural import LINEAR_EWT, THESIS_DP
 
 
@@ -88,12 +88,8 @@ def main() -> int:
                 f"| {head} | {d.height} | {ep} | {_ms(d['test_f1'])} | {_ms(d['dev_f1'])} |"
             )
         lines.append("")
-    tmp = a.out.with_name(f".{a.out.name}.{os.getpid()}.tmp")
-    with open(tmp, "w") as f:
+    with atomic_write(a.out) as f:
         f.write("\n".join(lines))
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, a.out)
     print("\n".join(lines))
     return 0
 

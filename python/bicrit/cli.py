@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from bicrit._atomic import atomic_write, check_writable
+
 __all__ = ["main"]
 
 BUNDLED = "emotions (bundled)"
@@ -310,26 +312,13 @@ def _print_table(columns: list[str], rows: list[tuple[str, list[Any]]]) -> None:
         print(f"{label:<{w0}}  " + "  ".join(f"{v:>{w}}" for v, w in zip(r, widths, strict=True)))
 
 
-def _check_output(path: str) -> Path:
-    """An output path whose folder exists and is writable (checked before any work)."""
-    p = Path(path)
-    folder = p.parent if str(p.parent) else Path(".")
-    if not folder.is_dir():
-        raise CliError(f"cannot write {p}: the folder {folder} does not exist")
-    if not os.access(folder, os.W_OK):
-        raise CliError(f"cannot write {p}: the folder {folder} is not writable")
-    if p.is_dir():
-        raise CliError(f"cannot write {p}: it is a folder")
-    return p
-
-
 def _cmd_train(args: argparse.Namespace) -> int:
     surrogates = args.surrogate or list(DEFAULT_SURROGATES)
     for text in surrogates:
         _surrogate_option(text)
     if args.save and len(surrogates) != 1:
         raise CliError("--save writes one model: pass a single --surrogate")
-    save = _check_output(args.save) if args.save else None
+    save = check_writable(args.save) if args.save else None
     train, test, where = _train_and_test(args)
     print(where)
     columns: list[str] = []
@@ -394,33 +383,12 @@ def _check_task(est: Any, data: Any, name: str) -> None:
         )
 
 
-def _write_lines_atomically(path: Path, lines: Iterator[str]) -> int:
-    """Writes ``lines`` to a temporary file beside ``path``, then renames it over ``path``: the
-    target is the old file or the complete new one, never a piece."""
-    import tempfile
-
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    n = 0
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            for line in lines:
-                fh.write(line)
-                n += 1
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return n
-
-
 def _cmd_predict(args: argparse.Namespace) -> int:
     import json
 
     import bicrit
 
-    out = _check_output(args.output)
+    out = check_writable(args.output)
     est = bicrit.load(args.model)
     data, desc = _load(args.dataset, args.split)
     data = _head(data, args.limit)
@@ -430,7 +398,11 @@ def _cmd_predict(args: argparse.Namespace) -> int:
         json.dumps({"index": i, **data.context(i), **r}, ensure_ascii=False) + "\n"
         for i, r in enumerate(records)
     )
-    n = _write_lines_atomically(out, lines)
+    n = 0
+    with atomic_write(out) as fh:  # an existing file is replaced whole or kept
+        for line in lines:
+            fh.write(line)
+            n += 1
     print(f"{n} predictions of {type(est).__name__} on {desc} written to {out}")
     return 0
 

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from bicrit._atomic import atomic_write, check_writable
 from bicrit.errors import InvalidParameterError, ModelFormatError
 
 __all__ = [
@@ -99,8 +100,11 @@ def _jsonable(value: Any) -> Any:
 
 
 def save_model(path: str | Path, estimator: Any) -> Path:
-    """Writes ``estimator`` (a fitted, registered estimator) to ``path``; returns the path."""
+    """Writes ``estimator`` (a fitted, registered estimator) to ``path`` atomically (the old
+    file stays whole until the new one is complete); returns the path."""
     from bicrit import __version__
+
+    check_writable(path)  # before the export, which can be long
 
     name = _estimator_name(estimator)
     config, arrays = estimator._export()
@@ -129,8 +133,9 @@ def save_model(path: str | Path, estimator: Any) -> Path:
         "config": _jsonable(config),
         "arrays": entries,
     }
-    path = Path(path)
-    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+    path = check_writable(path)
+    # atomic: an interrupted save leaves the previous file at ``path`` whole
+    with atomic_write(path, "wb") as fh, zipfile.ZipFile(fh, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr(MANIFEST, json.dumps(manifest, indent=1, sort_keys=True, allow_nan=False))
         for member, blob in blobs.items():
             zf.writestr(member, blob)

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from bicrit._atomic import atomic_write
 from bicrit.learners import Learner
 from bicrit.learners.fit import Epoch, Fit, Training, averaged_weights
 
@@ -163,7 +164,8 @@ def plot_convergence(
     fig.suptitle(title)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
+    with atomic_write(path, "wb") as f:
+        fig.savefig(f, dpi=100, format=path.suffix.lstrip(".") or "png")
     plt.close(fig)
     return path
 

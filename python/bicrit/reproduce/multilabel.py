@@ -49,6 +49,7 @@ import numpy as np
 import polars as pl
 import scipy.sparse as sp
 
+from bicrit._atomic import atomic_write
 from bicrit.errors import InvalidParameterError
 
 __all__ = [
@@ -518,19 +519,25 @@ def run_dataset(
                 histories.append(h.with_columns(pl.lit(method).alias("method")))
             if out is not None:  # partial results survive an interrupted run
                 Path(out).mkdir(parents=True, exist_ok=True)
-                pl.DataFrame(rows).write_csv(Path(out) / f"{name}_seeds.csv")
-                pl.DataFrame(cv_rows).write_csv(Path(out) / f"{name}_cv.csv")
+                with atomic_write(Path(out) / f"{name}_seeds.csv") as f:
+                    pl.DataFrame(rows).write_csv(f)
+                with atomic_write(Path(out) / f"{name}_cv.csv") as f:
+                    pl.DataFrame(cv_rows).write_csv(f)
     per_seed = pl.DataFrame(rows)
     summary = summarize(per_seed)
     if out is not None:
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
-        per_seed.write_csv(out / f"{name}_seeds.csv")
-        pl.DataFrame(cv_rows).write_csv(out / f"{name}_cv.csv")
-        summary.write_csv(out / f"{name}_summary.csv")
+        with atomic_write(out / f"{name}_seeds.csv") as f:
+            per_seed.write_csv(f)
+        with atomic_write(out / f"{name}_cv.csv") as f:
+            pl.DataFrame(cv_rows).write_csv(f)
+        with atomic_write(out / f"{name}_summary.csv") as f:
+            summary.write_csv(f)
         if histories:
             hist = pl.concat(histories, how="diagonal_relaxed")
-            hist.write_csv(out / f"{name}_history.csv")
+            with atomic_write(out / f"{name}_history.csv") as f:
+                hist.write_csv(f)
             plot_convergence(hist, out / f"{name}_convergence.png", title=name)
     return summary
 
@@ -585,7 +592,8 @@ def plot_convergence(history: pl.DataFrame, path: Path, title: str = "") -> bool
         ax.legend(fontsize=8)
     fig.suptitle(f"{title}: BCFW convergence (seed 0, final fit, each method at its chosen C)")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    with atomic_write(path, "wb") as f:
+        fig.savefig(f, dpi=100, format=path.suffix.lstrip(".") or "png")
     plt.close(fig)
     return True
 

@@ -54,6 +54,7 @@ import numpy as np
 import polars as pl
 
 import bicrit
+from bicrit._atomic import atomic_write
 from bicrit.datasets import SequenceFeaturizer, load
 from bicrit.metrics.sequence import sequence_report
 from bicrit.reproduce import ner_protocol
@@ -300,9 +301,12 @@ def run(
 def _write(out: Path, rows: list[dict[str, Any]], hist: list[dict[str, Any]], scale: float):
     out.mkdir(parents=True, exist_ok=True)
     table = pl.DataFrame(rows)
-    table.write_csv(out / "ner.csv")
-    ner_protocol.summarize(table).write_csv(out / "ner_summary.csv")
-    pl.DataFrame(hist, infer_schema_length=None).write_csv(out / "ner_history.csv")
+    with atomic_write(out / "ner.csv") as f:
+        table.write_csv(f)
+    with atomic_write(out / "ner_summary.csv") as f:
+        ner_protocol.summarize(table).write_csv(f)
+    with atomic_write(out / "ner_history.csv") as f:
+        pl.DataFrame(hist, infer_schema_length=None).write_csv(f)
     plot(out, scale)
 
 

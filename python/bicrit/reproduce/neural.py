@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from bicrit._atomic import atomic_write
 from bicrit.errors import BicritError
 
 PARSER_HIDDEN = 125
@@ -65,12 +66,8 @@ def _data_dir() -> Path:
 
 def _atomic_write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w") as f:
+    with atomic_write(path) as f:
         f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
 
 
 def _torch() -> Any:

@@ -42,6 +42,7 @@ import numpy as np
 import polars as pl
 
 import bicrit
+from bicrit._atomic import atomic_write
 from bicrit.datasets import load
 from bicrit.metrics.dependency import dependency_report
 from bicrit.reproduce._seq_common import Outcome, fit, main, plot_convergence, sklearn_c, subsample
@@ -211,9 +212,11 @@ def run(
     if out is not None:
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
-        table.write_csv(out / "parsing.csv")
+        with atomic_write(out / "parsing.csv") as f:
+            table.write_csv(f)
         history = pl.DataFrame(hist)
-        history.write_csv(out / "parsing_history.csv")
+        with atomic_write(out / "parsing_history.csv") as f:
+            history.write_csv(f)
         plot_convergence(
             history.filter(pl.col("seed") == 0),
             "las",

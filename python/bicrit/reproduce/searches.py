@@ -44,6 +44,7 @@ import numpy as np
 import polars as pl
 
 import bicrit
+from bicrit._atomic import atomic_write
 from bicrit.learners import Learner
 from bicrit.learners.fit import Fit, Training, averaged_weights
 from bicrit.reproduce import ner
@@ -405,8 +406,10 @@ def run(
     if out is not None:
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
-        table.write_csv(out / "searches.csv")
-        per.write_csv(out / "searches_per_inference.csv")
+        with atomic_write(out / "searches.csv") as f:
+            table.write_csv(f)
+        with atomic_write(out / "searches_per_inference.csv") as f:
+            per.write_csv(f)
         save_clouds(all_clouds, out / "clouds.npz")
     return table
 
@@ -423,15 +426,16 @@ def save_clouds(clouds: Sequence[Cloud], path: Path) -> None:
             gold.append(c.gold)
             epoch.append(e)
             instance.append(c.instance)
-    np.savez_compressed(
-        path,
-        h=np.concatenate(hs),
-        g=np.concatenate(gs),
-        offsets=np.asarray(offsets, dtype=np.int64),
-        gold=np.asarray(gold, dtype=np.int64),
-        epoch=np.asarray(epoch, dtype=np.int64),
-        instance=np.asarray(instance, dtype=np.int64),
-    )
+    with atomic_write(path, "wb") as f:
+        np.savez_compressed(
+            f,
+            h=np.concatenate(hs),
+            g=np.concatenate(gs),
+            offsets=np.asarray(offsets, dtype=np.int64),
+            gold=np.asarray(gold, dtype=np.int64),
+            epoch=np.asarray(epoch, dtype=np.int64),
+            instance=np.asarray(instance, dtype=np.int64),
+        )
 
 
 if __name__ == "__main__":
