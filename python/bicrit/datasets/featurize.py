@@ -105,6 +105,9 @@ class SequenceFeaturizer:
                 raise InvalidParameterError(f"{name} must be an integer >= {low}, got {value!r}")
         if self.n_features > 2**31 - 1:
             raise InvalidParameterError(f"n_features must be < 2**31, got {self.n_features}")
+        cols = self.columns
+        if not isinstance(cols, list | tuple) or not all(isinstance(c, str) for c in cols):
+            raise InvalidParameterError(f"columns must be a list of column names, got {cols!r}")
 
     def fit(self, sentences: object = None, y: object = None) -> SequenceFeaturizer:
         """Check the parameters; there is nothing to learn."""

@@ -9,7 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from bicrit import datasets
-from bicrit.errors import InvalidInputError, InvalidParameterError
+from bicrit.errors import InvalidInputError, InvalidParameterError, ModelFormatError
 from bicrit.estimators import validation
 from bicrit.estimators.structured import StructuredSVM, _init_params
 
@@ -163,3 +163,17 @@ class MultiLabelSVM(StructuredSVM):
         self.scale_std_ = arrays.get("scale_std")
         self.scale_mean_ = arrays.get("scale_mean")
         self.label_names_ = config.get("label_names")
+        d, k = int(self.structure_.n_features), int(self.structure_.n_labels)
+        for name in ("scale_std", "scale_mean"):
+            a = arrays.get(name)
+            if a is not None and (a.shape != (d,) or a.dtype.kind != "f"):
+                raise ModelFormatError(f"{name} is {a.dtype} {a.shape}, expected float ({d},)")
+        if self.scale_mean_ is not None and self.scale_std_ is None:
+            raise ModelFormatError("scale_mean without scale_std")
+        names = self.label_names_
+        if names is not None and (
+            not isinstance(names, list)
+            or len(names) != k
+            or not all(isinstance(n, str) for n in names)
+        ):
+            raise ModelFormatError(f"label_names must be {k} strings, got {names!r:.80}")

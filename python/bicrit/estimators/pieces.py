@@ -17,6 +17,7 @@ __all__ = [
     "param_config",
     "param_value",
     "piece_config",
+    "require_installed",
     "structure_config",
 ]
 
@@ -71,6 +72,22 @@ def piece_config(kind: str, obj: Any, params: Mapping[str, Any] | None) -> dict[
             f"cannot save {kind} {obj!r}: it has no registry name (register it as a plugin)"
         )
     return {"name": name, "params": ctor_params(obj)}
+
+
+def require_installed(kind: str, name: str) -> None:
+    """A piece a model names must be registered when it is loaded (``docs/model-format.md``):
+    a plugin that is not installed is a :class:`ModelFormatError` saying so, even when the
+    model could predict without it (the surrogate and the search)."""
+    from bicrit import registry
+
+    if kind == "search" and name == "auto":
+        return
+    if name not in registry.names(kind):
+        known = ", ".join(registry.names(kind))
+        raise ModelFormatError(
+            f"the model needs the {kind} {name!r}, which is not installed (install the plugin "
+            f"that provides it; installed {kind}s: {known})"
+        )
 
 
 def create_piece(kind: str, config: Mapping[str, Any]) -> Any:

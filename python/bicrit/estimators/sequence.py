@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from bicrit import datasets
-from bicrit.errors import InvalidInputError, InvalidParameterError
+from bicrit.errors import InvalidInputError, InvalidParameterError, ModelFormatError
 from bicrit.estimators.structured import StructuredSVM, _init_params
 from bicrit.structures.chain import is_iob
 
@@ -255,5 +255,15 @@ class SequenceSVM(StructuredSVM):
         self.tags_ = config.get("tags")
         self.iob_ = bool(config.get("iob"))
         self.featurizer_ = SequenceFeaturizer(**dict(config["featurizer_"]))
+        self.featurizer_._check_params()
+        tags, k = self.tags_, int(self.structure_.n_states)
+        strings = isinstance(tags, list) and all(isinstance(t, str) for t in tags)
+        if not strings or len(tags) != k:
+            raise ModelFormatError(f"tags must be {k} strings, got {tags!r:.80}")
+        if self.featurizer_.n_features != self.structure_.n_features:
+            raise ModelFormatError(
+                f"the featurizer makes {self.featurizer_.n_features} features, the structure "
+                f"takes {self.structure_.n_features}"
+            )
         self._fit_tags = self.tags_
         self._fit_scheme = getattr(self.structure_, "scheme", "iob2")

@@ -31,6 +31,7 @@ from bicrit.estimators.pieces import (
     ctor_params,
     param_config,
     param_value,
+    require_installed,
     structure_config,
 )
 from bicrit.learners import Learner
@@ -589,7 +590,11 @@ class StructuredSVM(BaseEstimator):
         import polars as pl
 
         params = {name: param_value(value) for name, value in dict(config["params"]).items()}
+        for kind in ("structure", "surrogate", "search"):
+            if isinstance(params.get(kind), str):
+                require_installed(kind, params[kind])
         est = cls(**params)
+        est._check_params()  # as a fit checks them: a tampered file may hold any value
         structure_cfg = dict(config["structure"])
         if "classes" in config:  # format version 1 kept the classes on the estimator
             structure_cfg["params"] = {**structure_cfg["params"], "classes": config["classes"]}
@@ -610,8 +615,10 @@ class StructuredSVM(BaseEstimator):
             est.classes_ = classes
         for name, value in dict(config.get("attributes") or {}).items():
             if value is not None:
-                setattr(est, name, value)
+                setattr(est, name, _saved_attribute(name, value))
         rows = list(config.get("history") or [])
+        if not all(isinstance(r, Mapping) for r in rows):
+            raise ModelFormatError("the history is not a list of objects")
         est._history_rows = rows
         est.history_ = pl.DataFrame(rows, infer_schema_length=None)
         est._import_extra(config, arrays)
@@ -626,6 +633,33 @@ class StructuredSVM(BaseEstimator):
         tags.input_tags.sparse = self._takes_matrix()
         tags.input_tags.two_d_array = self._takes_matrix()
         return tags
+
+
+#: The fitted attributes a model file restores (``_export``), with the types they may have.
+_SAVED_ATTRIBUTES: dict[str, tuple[type, ...]] = {
+    "n_epochs_": (int,),
+    "converged_": (bool,),
+    "interrupted_": (bool,),
+    "search_": (str,),
+    "learner_": (str,),
+    "fit_time_": (int, float),
+    "n_features_in_": (int,),
+    "C_": (int, float),
+}
+
+
+def _saved_attribute(name: str, value: Any) -> Any:
+    """``value`` of a saved fitted attribute, refused when the name is not one that
+    ``_export`` writes (it could shadow a method) or the type is wrong."""
+    types = _SAVED_ATTRIBUTES.get(name)
+    if types is None:
+        raise ModelFormatError(f"unknown fitted attribute {name!r}")
+    if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+        names = " or ".join(t.__name__ for t in types)
+        raise ModelFormatError(
+            f"fitted attribute {name!r} is {type(value).__name__} {value!r}, not {names}"
+        )
+    return value
 
 
 def _encode_known(structure: Any, Y: Any) -> Any:

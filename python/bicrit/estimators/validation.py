@@ -35,6 +35,10 @@ def _is_number(v: Any) -> bool:
     return not isinstance(v, bool) and isinstance(v, int | float | np.number)
 
 
+#: The most threads ``n_jobs`` may ask for (the native thread pools are sized by it).
+MAX_JOBS = 4096
+
+
 def check_common(est: Any) -> None:
     """The parameters every estimator shares: learner, C, max_epochs, tol, n_jobs,
     random_state, warmup and the ``*_params`` dicts."""
@@ -56,11 +60,15 @@ def check_common(est: Any) -> None:
     if est.tol is not None and (not _is_number(est.tol) or not est.tol >= 0):
         raise InvalidParameterError(f"tol must be a float ≥ 0 or None, got {est.tol!r}")
     n_jobs = est.n_jobs
-    if n_jobs is not None and (not is_count(n_jobs) or n_jobs == 0) and n_jobs != -1:
-        raise InvalidParameterError(f"n_jobs must be None, -1 or ≥ 1, got {n_jobs!r}")
+    if n_jobs is not None and n_jobs != -1 and not (is_count(n_jobs) and 1 <= n_jobs <= MAX_JOBS):
+        raise InvalidParameterError(
+            f"n_jobs must be None, -1 or between 1 and {MAX_JOBS}, got {n_jobs!r}"
+        )
     rs = est.random_state
-    if rs is not None and not is_count(rs):
-        raise InvalidParameterError(f"random_state must be None or an int ≥ 0, got {rs!r}")
+    if rs is not None and not (is_count(rs) and rs < 2**64):
+        raise InvalidParameterError(
+            f"random_state must be None or an int in [0, 2**64), got {rs!r}"
+        )
     for name in ("structure_params", "surrogate_params", "search_params", "learner_params"):
         v = getattr(est, name, None)
         if v is not None and not isinstance(v, Mapping):

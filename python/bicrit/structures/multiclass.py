@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from bicrit import _native
-from bicrit.errors import InvalidInputError
+from bicrit.errors import InvalidInputError, InvalidParameterError
 from bicrit.structures._inputs import as_csr_tuple
 from bicrit.structures.native import NativeStructure
 
@@ -44,9 +44,18 @@ class Multiclass(NativeStructure):
     ) -> None:
         self.n_classes = n_classes
         self.n_features = n_features
-        if isinstance(classes, Mapping):
-            classes = np.asarray(classes["values"], dtype=np.dtype(classes["dtype"]))
+        if isinstance(classes, Mapping):  # as a model file stores them
+            dtype = np.dtype(classes["dtype"])
+            if dtype.kind not in "biufUS" or not isinstance(classes["values"], list):
+                raise InvalidParameterError(
+                    f"classes must be numbers or strings, got dtype {classes['dtype']!r}"
+                )
+            classes = np.asarray(classes["values"], dtype=dtype)
         self.classes = None if classes is None else np.asarray(classes)
+        if self.classes is not None and n_classes is not None and len(self.classes) != n_classes:
+            raise InvalidParameterError(
+                f"{len(self.classes)} classes given for n_classes={n_classes}"
+            )
         if n_classes is not None and n_features is not None:
             self._native = _native.multiclass_structure(int(n_classes), int(n_features))
 
