@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import zlib
 from pathlib import Path
 
 from bicrit.errors import DataFormatError
@@ -24,8 +25,8 @@ def read_lines(path: PathLike, encoding: str = "utf-8") -> list[str]:
         raw = gzip.decompress(p.read_bytes()) if p.suffix == ".gz" else p.read_bytes()
     except FileNotFoundError:
         raise FileNotFoundError(f"{p}: no such file") from None
-    except (OSError, EOFError) as exc:  # a corrupt gzip stream
-        raise DataFormatError(p, None, f"cannot read: {exc}") from exc
+    except (OSError, EOFError, zlib.error) as exc:  # a corrupt gzip stream
+        raise DataFormatError(p, None, f"cannot read: {exc}") from None
     try:
         text = raw.decode(encoding)
     except UnicodeDecodeError as exc:

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from bicrit.datasets._io import PathLike, read_lines
-from bicrit.datasets.treebank import TreebankDataset, check_tree
+from bicrit.datasets.treebank import TreebankDataset, check_tree, parse_heads
 from bicrit.errors import DataFormatError
 
 __all__ = ["read_conllu"]
@@ -67,13 +67,7 @@ def _read_one(
             sent_id = ""
             return
         cols = list(zip(*rows, strict=True))
-        try:
-            h = np.array([int(x) for x in cols[6]], dtype=np.int64)
-        except ValueError:
-            j = next(j for j, x in enumerate(cols[6]) if not x.lstrip("-").isdigit())
-            raise DataFormatError(
-                p, row_lines[j], f"HEAD {cols[6][j]!r} of word {j + 1} is not an integer"
-            ) from None
+        h = parse_heads(cols[6], p, row_lines, "HEAD")
         check_tree(h, p, row_lines, single_root=True)
         words.append(list(cols[1]))
         lemmas.append(list(cols[2]))

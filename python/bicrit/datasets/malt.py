@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from bicrit.datasets._io import PathLike, read_lines
-from bicrit.datasets.treebank import TreebankDataset, check_tree
+from bicrit.datasets.treebank import TreebankDataset, check_tree, parse_heads
 from bicrit.errors import DataFormatError
 
 __all__ = ["read_malt_tab"]
@@ -68,13 +68,7 @@ def _read_one(
         if not rows:
             return
         cols = list(zip(*rows, strict=True))
-        try:
-            h = np.array([int(x) for x in cols[2]], dtype=np.int64)
-        except ValueError:
-            j = next(j for j, x in enumerate(cols[2]) if not x.lstrip("-").isdigit())
-            raise DataFormatError(
-                p, row_lines[j], f"head {cols[2][j]!r} of word {j + 1} is not an integer"
-            ) from None
+        h = parse_heads(cols[2], p, row_lines, "head")
         check_tree(h, p, row_lines, single_root=False)
         count += 1
         words.append(list(cols[0]))

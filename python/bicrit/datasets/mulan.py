@@ -101,6 +101,8 @@ def read_mulan_labels(xml_path: PathLike) -> list[tuple[str, int]]:
         parser.Parse(p.read_bytes(), True)
     except xml.parsers.expat.ExpatError as exc:
         raise DataFormatError(p, exc.lineno, f"malformed XML: {exc}") from None
+    except LookupError as exc:  # the XML declaration names an unknown encoding
+        raise DataFormatError(p, parser.CurrentLineNumber, f"malformed XML: {exc}") from None
     seen: dict[str, int] = {}
     for name, line in out:
         if name in seen:

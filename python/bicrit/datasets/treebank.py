@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -11,7 +12,7 @@ import numpy as np
 
 from bicrit.errors import DataFormatError
 
-__all__ = ["TreebankDataset", "check_tree"]
+__all__ = ["TreebankDataset", "check_tree", "parse_heads"]
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,23 @@ class TreebankDataset:
         if tags is None:
             raise AttributeError("this treebank has no POS column")
         return tags
+
+
+_HEAD = re.compile(r"-?[0-9]{1,18}")
+
+
+def parse_heads(
+    values: Sequence[str], path: Path, word_lines: list[int], column: str
+) -> np.ndarray:
+    """The head column of a sentence as int64: plain decimal integers (``-?[0-9]+``, no signs,
+    spaces, underscores or other digits that ``int()`` would take), else a DataFormatError
+    naming the word's line."""
+    for j, x in enumerate(values):
+        if not _HEAD.fullmatch(x):
+            raise DataFormatError(
+                path, word_lines[j], f"{column} {x[:40]!r} of word {j + 1} is not an integer"
+            )
+    return np.array([int(x) for x in values], dtype=np.int64)
 
 
 def check_tree(heads: np.ndarray, path: Path, word_lines: list[int], *, single_root: bool) -> None:
