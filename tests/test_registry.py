@@ -121,11 +121,40 @@ def test_name_clash_names_both_packages(site: Path) -> None:
         SURROGATE_PLUGIN.format(name="dup"),
         "two",
     )
-    with pytest.raises(
-        RegistryError,
-        match=r"'dup' is registered twice.*bicrit_test_(one|two).*bicrit_test_(one|two)",
-    ):
-        registry.names("surrogate")
+    names = registry.names("surrogate")  # the registry works: only 'dup' is unusable
+    assert "dup" not in names and "margin" in names
+    message = r"'dup' is registered twice.*bicrit_test_(one|two).*bicrit_test_(one|two)"
+    with pytest.raises(RegistryError, match=message):
+        registry.create("surrogate", "dup")
+    [clash] = registry.clashes()
+    assert (clash.kind, clash.name) == ("surrogate", "dup")
+    assert {c.package for c in clash.contributions} == {"bicrit_test_one", "bicrit_test_two"}
+
+
+def test_a_plugin_taking_a_builtin_name_breaks_only_that_name(site: Path, tmp_path: Path) -> None:
+    """A plugin registering ``slack`` too: using ``slack`` is an error naming both packages;
+    margin fits, saving and loading, and the other names keep working."""
+    import numpy as np
+
+    import bicrit
+
+    data = bicrit.datasets.load_bundled("train")
+    saved = tmp_path / "margin.bicrit"
+    bicrit.MultiLabelSVM(max_epochs=1, random_state=0).fit(data).save(saved)
+    _fake_dist(
+        site, "bicrit_test_sl", "0.3", "bicrit_test_sl", SURROGATE_PLUGIN.format(name="slack"), "sl"
+    )
+    registry.reload()
+    both = r"surrogate 'slack' is registered twice: by bicrit .* and by bicrit_test_sl 0.3"
+    with pytest.raises(RegistryError, match=both):
+        bicrit.surrogate("slack")
+    with pytest.raises(RegistryError, match=both):
+        bicrit.MultiLabelSVM(surrogate="slack", max_epochs=1).fit(data)
+    est = bicrit.MultiLabelSVM(surrogate="margin", max_epochs=1, random_state=0).fit(data)
+    loaded = bicrit.load(saved)
+    assert np.array_equal(loaded.predict(data.X), est.predict(data.X))
+    assert bicrit.surrogate("beta", beta=0.5).name == "beta"
+    assert "slack" not in registry.names("surrogate")
 
 
 def test_autoload_can_be_disabled(site: Path, monkeypatch: pytest.MonkeyPatch) -> None:

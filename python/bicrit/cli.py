@@ -109,6 +109,13 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
         print(line)
     for b in broken:
         print(f"BROKEN     {b.plugin}  {b.package} {b.version}  {b.reason}")
+    clashes = registry.clashes(args.kind)
+    for clash in clashes:
+        who = ", ".join(f"{c.package} {c.version}" for c in clash.contributions)
+        print(f"CLASH      {clash.kind} {clash.name}  {who}  (unusable until one is uninstalled)")
+    if clashes:  # the listing is complete; the command fails so that scripts notice
+        more = f" (and {len(clashes) - 1} more clashes)" if len(clashes) > 1 else ""
+        raise CliError(clashes[0].message() + more)
     return 0
 
 

@@ -3,8 +3,10 @@
 Contributions come from plugins discovered through the entry-point group ``bicrit`` (see
 :mod:`bicrit.hookspecs`); bicrit's built-ins register through the same hooks. The registry is built
 lazily on first use. A plugin that fails to import is reported by a :class:`BrokenPluginWarning`
-naming it and skipped, the others still load; two packages registering the same name is a
-:class:`RegistryError` naming both. Set ``BICRIT_DISABLE_PLUGIN_AUTOLOAD=1`` to load only the
+naming it and skipped, the others still load. Two packages registering the same name (a plugin
+registering ``slack`` too, say) make that one name unusable: using it raises a
+:class:`RegistryError` naming both packages, :func:`clashes` and ``bicrit plugins`` list it, and
+every other name keeps working. Set ``BICRIT_DISABLE_PLUGIN_AUTOLOAD=1`` to load only the
 built-ins.
 
 >>> import bicrit
@@ -31,10 +33,12 @@ from bicrit.errors import BrokenPluginWarning, RegistryError, UnknownNameError
 __all__ = [
     "KINDS",
     "BrokenPlugin",
+    "Clash",
     "Contribution",
     "Registrar",
     "broken",
     "capability_tables",
+    "clashes",
     "contributions",
     "create",
     "get",
@@ -82,6 +86,28 @@ class BrokenPlugin:
     package: str
     version: str
     reason: str
+
+
+@dataclass(frozen=True)
+class Clash:
+    """A name that several packages registered for one kind: unusable until all but one of
+    them are uninstalled."""
+
+    kind: str
+    name: str
+    contributions: tuple[Contribution, ...]
+
+    def message(self) -> str:
+        """The one-line error raised when the name is used."""
+        ordered = sorted(self.contributions, key=lambda c: (c.package != "bicrit", c.package))
+        who = " and by ".join(f"{c.package} {c.version} (plugin {c.plugin!r})" for c in ordered)
+        n = len(self.contributions)
+        times = "twice" if n == 2 else f"{n} times"
+        which = "one of the two" if n == 2 else f"all but one of the {n}"
+        return (
+            f"{self.kind} {self.name!r} is registered {times}: by {who}; uninstall {which} "
+            "packages"
+        )
 
 
 class Registrar:
@@ -158,18 +184,19 @@ class Registrar:
 class _State:
     def __init__(self) -> None:
         self.by_kind: dict[str, dict[str, Contribution]] = {k: {} for k in KINDS}
+        self.clashes: dict[str, dict[str, Clash]] = {k: {} for k in KINDS}
         self.broken: list[BrokenPlugin] = []
 
     def add(self, c: Contribution) -> None:
-        known = self.by_kind[c.kind]
-        if c.name in known:
-            other = known[c.name]
-            raise RegistryError(
-                f"{c.kind} {c.name!r} is registered twice: by {other.package} {other.version} "
-                f"(plugin {other.plugin!r}) and by {c.package} {c.version} (plugin {c.plugin!r}); "
-                "uninstall one of the two packages"
-            )
-        known[c.name] = c
+        """Adds ``c``; a name already taken becomes a clash (neither contribution is used)."""
+        known, clashes = self.by_kind[c.kind], self.clashes[c.kind]
+        if c.name in clashes:
+            old = clashes[c.name]
+            clashes[c.name] = Clash(c.kind, c.name, (*old.contributions, c))
+        elif c.name in known:
+            clashes[c.name] = Clash(c.kind, c.name, (known.pop(c.name), c))
+        else:
+            known[c.name] = c
 
 
 _lock = threading.RLock()
@@ -228,8 +255,6 @@ def _build() -> _State:
             registrar = Registrar(state, impl.plugin_name, package, version)
             try:
                 impl.function(registry=registrar)
-            except RegistryError:
-                raise
             except Exception as exc:
                 reason = f"{type(exc).__name__} in {_HOOKS[kind]}: {exc}"
                 state.broken.append(BrokenPlugin(impl.plugin_name, package, version, reason))
@@ -263,7 +288,8 @@ def _check_kind(kind: str) -> None:
 
 
 def contributions(kind: str | None = None) -> list[Contribution]:
-    """All contributions (of one kind when given), sorted by kind then name."""
+    """All usable contributions (of one kind when given), sorted by kind then name; names
+    that clash are in :func:`clashes` instead."""
     state = _current()
     kinds = KINDS if kind is None else (kind,)
     out: list[Contribution] = []
@@ -279,9 +305,14 @@ def names(kind: str) -> list[str]:
 
 
 def get(kind: str, name: str) -> Contribution:
-    """The contribution ``name`` of ``kind``; an unknown name lists the known ones."""
+    """The contribution ``name`` of ``kind``; an unknown name lists the known ones, a name
+    several packages registered is a :class:`RegistryError` naming them."""
     _check_kind(kind)
-    known = _current().by_kind[kind]
+    state = _current()
+    clash = state.clashes[kind].get(name)
+    if clash is not None:
+        raise RegistryError(clash.message())
+    known = state.by_kind[kind]
     if name not in known:
         listing = ", ".join(sorted(known)) or "none"
         raise UnknownNameError(f"unknown {kind} {name!r}; known {kind}s: {listing}")
@@ -291,6 +322,18 @@ def get(kind: str, name: str) -> Contribution:
 def create(kind: str, name: str, **params: Any) -> Any:
     """Looks up ``name`` and instantiates it with ``params``."""
     return get(kind, name).create(**params)
+
+
+def clashes(kind: str | None = None) -> list[Clash]:
+    """Names registered by several packages (of one kind when given), sorted; each is
+    unusable, the others are not affected."""
+    state = _current()
+    kinds = KINDS if kind is None else (kind,)
+    out: list[Clash] = []
+    for k in kinds:
+        _check_kind(k)
+        out.extend(sorted(state.clashes[k].values(), key=lambda c: c.name))
+    return out
 
 
 def broken() -> list[BrokenPlugin]:

@@ -1,6 +1,7 @@
 """``bicrit plugins`` for plugin contributions: capabilities a plugin's classes declare are shown
 even when it registered none; plugins failing at import or at registration are listed as BROKEN
-with the reason (once, without a warning on top); a clash is an error message, not a traceback."""
+with the reason (once, without a warning on top); a clash is listed, then reported as a one-line
+error (exit 2), and the other names keep working."""
 
 from __future__ import annotations
 
@@ -130,7 +131,15 @@ def test_broken_plugins_are_listed_once_with_the_reason(
 def test_name_clash_is_a_one_line_error(site: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _fake_dist(site, "bicrit_clitest_x", "1.0", "bicrit_clitest_x", UNDECLARED)
     _fake_dist(site, "bicrit_clitest_y", "2.0", "bicrit_clitest_y", UNDECLARED)
-    assert main(["plugins"]) == 2
-    err = capsys.readouterr().err.strip()
+    assert main(["plugins"]) == 2  # the whole listing, then the clash as the error
+    captured = capsys.readouterr()
+    err = captured.err.strip()
     assert err.startswith("bicrit plugins: error: structure 'perm' is registered twice")
     assert "bicrit_clitest_x 1.0" in err and "bicrit_clitest_y 2.0" in err
+    assert "(and 2 more clashes)" in err and len(err.splitlines()) == 1  # prod2 and bent too
+    out = captured.out
+    assert "CLASH      structure perm  bicrit_clitest_x 1.0, bicrit_clitest_y 2.0" in out
+    assert "CLASH      surrogate prod2" in out and "multiclass" in out
+    assert not any(ln.split()[:2] == ["structure", "perm"] for ln in out.splitlines())
+    # everything else works: a margin fit on the bundled data
+    assert main(["train", "--surrogate", "margin", "--epochs", "1"]) == 0

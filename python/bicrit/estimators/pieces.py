@@ -79,15 +79,20 @@ def require_installed(kind: str, name: str) -> None:
     a plugin that is not installed is a :class:`ModelFormatError` saying so, even when the
     model could predict without it (the surrogate and the search)."""
     from bicrit import registry
+    from bicrit.errors import RegistryError, UnknownNameError
 
     if kind == "search" and name == "auto":
         return
-    if name not in registry.names(kind):
+    try:
+        registry.get(kind, name)
+    except UnknownNameError:
         known = ", ".join(registry.names(kind))
         raise ModelFormatError(
             f"the model needs the {kind} {name!r}, which is not installed (install the plugin "
             f"that provides it; installed {kind}s: {known})"
-        )
+        ) from None
+    except RegistryError as exc:  # several packages registered the name
+        raise ModelFormatError(f"the model needs the {kind} {name!r}: {exc}") from None
 
 
 def create_piece(kind: str, config: Mapping[str, Any]) -> Any:
