@@ -18,6 +18,7 @@ __all__ = [
     "ModelFormatError",
     "NativePanic",
     "PluginError",
+    "PluginTypeError",
     "RegistryError",
     "SolverError",
     "UnknownNameError",
@@ -56,6 +57,13 @@ class SolverError(BicritError, RuntimeError):
 
 class PluginError(BicritError, RuntimeError):
     """A plugin raised while called back from native code (when its exception was lost)."""
+
+
+class PluginTypeError(InvalidInputError, TypeError):
+    """A plugin's callback answered with a value of the wrong type (an oracle returning a dict
+    instead of ``(label, margin, terms)`` answers, a surrogate's ``value`` returning a string,
+    …). Raised where the answer enters bicrit; the message names the plugin object, the
+    method, the type expected and what came back."""
 
 
 class NativePanic(BicritError, RuntimeError):

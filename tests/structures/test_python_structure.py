@@ -117,3 +117,89 @@ def test_plugin_exceptions_reach_the_caller_unchanged() -> None:
         as_native(Broken(3, 2)).batch_oracle(
             np.zeros(6), [np.ones(2)] * 3, [0, 1, 2], {"loss": 1.0}
         )
+
+
+# --- answers of the wrong type: PluginTypeError naming the plugin and the type expected -------
+
+
+class DictOracle(PyMulticlass):
+    """The issue's case: an oracle returning a dict instead of a list of answers."""
+
+    def oracle(self, w: np.ndarray, x: Any, y_true: Any, coef: Any = None, **kw: Any) -> Any:
+        return {"label": 0, "margin": 1.0, "terms": {"loss": 1.0}}
+
+
+class StringMargin(PyMulticlass):
+    def oracle(self, w: np.ndarray, x: Any, y_true: Any, coef: Any = None, **kw: Any) -> Any:
+        return [(0, "1.0", {"loss": 1.0})]
+
+
+class ListTerms(PyMulticlass):
+    def oracle(self, w: np.ndarray, x: Any, y_true: Any, coef: Any = None, **kw: Any) -> Any:
+        return [Answer(0, 0.0, [1.0, 1.0, 2.0])]  # type: ignore[arg-type]
+
+
+class StringTermValue(PyMulticlass):
+    def terms(self, y: Any, y_true: Any) -> Any:
+        return {"loss": "one"}
+
+
+class StringJointFeature(PyMulticlass):
+    def joint_feature(self, x: Any, y: Any) -> Any:
+        return "not numbers"
+
+
+@pytest.mark.parametrize(
+    ("cls", "message"),
+    [
+        (
+            DictOracle,
+            r"plugin structure 'py-multiclass': oracle must return a list of \(label, margin: "
+            r"float, terms: dict\) answers; got dict \{'label'",
+        ),
+        (StringMargin, r"oracle, answer 0, margin must return a float; got str '1.0'"),
+        (ListTerms, r"oracle, answer 0, terms must return a dict of term name -> float; got list"),
+    ],
+)
+def test_oracle_answers_of_the_wrong_type(cls: type, message: str) -> None:
+    from bicrit.errors import PluginTypeError
+
+    native = as_native(cls(3, 2))
+    with pytest.raises(PluginTypeError, match=message) as info:
+        native.batch_oracle(np.zeros(6), [np.ones(2)] * 2, [0, 1], {"loss": 1.0})
+    assert isinstance(info.value, TypeError) and isinstance(info.value, ValueError)
+    assert "must be real number" not in str(info.value)
+
+
+def test_other_callbacks_of_the_wrong_type() -> None:
+    from bicrit.errors import PluginTypeError
+
+    message = r"'py-multiclass': terms must return a dict .*; got dict \{'loss': 'one'\}"
+    with pytest.raises(PluginTypeError, match=message):
+        as_native(StringTermValue(3, 2)).terms(0, 1)
+    with pytest.raises(PluginTypeError, match=r"joint_feature must return a 1-D array of floats"):
+        as_native(StringJointFeature(3, 2)).joint_feature_sparse(np.ones(2), 0)
+
+    class BadSize(PyMulticlass):
+        size_joint_feature = "six"  # type: ignore[assignment]
+
+    with pytest.raises(PluginTypeError, match=r"size_joint_feature must return an int >= 0"):
+        as_native(BadSize(3, 2))
+
+
+def test_plugin_surrogate_of_the_wrong_type() -> None:
+    import bicrit
+    from bicrit.errors import PluginTypeError
+
+    class Wordy:
+        name = "wordy"
+
+        def value(self, h: float, g: float) -> Any:
+            return "a lot"
+
+        def grad(self, h: float, g: float) -> Any:
+            return {"dh": 1.0}
+
+    oracle = bicrit.PointSetOracle([0.0, 0.5], [0.0, 1.0])
+    with pytest.raises(PluginTypeError, match=r"surrogate 'wordy': (value|grad)\(h, g\) must"):
+        bicrit.search("convex-hull", oracle, Wordy())

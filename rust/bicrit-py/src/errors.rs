@@ -28,6 +28,19 @@ pub fn stash(err: PyErr) -> Error {
     Error::Callback { id, message }
 }
 
+/// A `bicrit.errors.PluginTypeError` carried through the core like a plugin's own exception:
+/// a callback answered with a value of the wrong type. `plugin` names the object and the method,
+/// `expected` the type, `got` what came back.
+pub fn plugin_type_error(plugin: &str, expected: &str, got: &Bound<'_, PyAny>) -> Error {
+    let py = got.py();
+    let mut shown = got.repr().map(|r| r.to_string()).unwrap_or_else(|_| "?".into());
+    if shown.chars().count() > 60 {
+        shown = shown.chars().take(57).collect::<String>() + "...";
+    }
+    let ty = got.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".into());
+    stash(exception(py, "PluginTypeError", format!("{plugin} must return {expected}; got {ty} {shown}")))
+}
+
 fn exception(py: Python<'_>, class: &str, message: String) -> PyErr {
     let made = PyModule::import(py, "bicrit.errors")
         .and_then(|m| m.getattr(class))

@@ -21,7 +21,7 @@ use bicrit_core::{Capabilities, Error, Lambda, LambdaOracle, PlaneQuery, Point, 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
-use crate::errors::stash;
+use crate::errors::{plugin_type_error, stash};
 
 /// An opaque Python label (cheap to clone, no GIL needed).
 #[derive(Clone, Debug)]
@@ -74,11 +74,11 @@ impl<'py> PyOracle<'py> {
 
     fn triple(&self, item: &Bound<'py, PyAny>) -> Result<Point<PyLabel>> {
         let t: (Bound<'py, PyAny>, f64, f64) = item.extract().map_err(|_| {
-            Error::input(format!(
-                "oracle {} returned {} where a (label, h, g) triple was expected",
-                self.what,
-                item.repr().map(|r| r.to_string()).unwrap_or_default()
-            ))
+            plugin_type_error(
+                &format!("oracle {}: each answer", self.what),
+                "a (label, h: float, g: float) triple",
+                item,
+            )
         })?;
         Ok(Point { label: PyLabel(Arc::new(t.0.unbind())), h: t.1, g: t.2 })
     }
@@ -120,7 +120,7 @@ impl<'py> LambdaOracle for PyOracle<'py> {
         let out = inner().map_err(stash)?;
         let items: Vec<Bound<'py, PyAny>> =
             out.try_iter().and_then(|it| it.collect::<PyResult<Vec<_>>>()).map_err(|_| {
-                Error::input(format!("oracle {}.query must return a list of (label, h, g)", self.what))
+                plugin_type_error(&format!("oracle {}.query", self.what), "a list of (label, h, g)", &out)
             })?;
         items.iter().map(|i| self.triple(i)).collect()
     }
@@ -132,7 +132,8 @@ impl<'py> LambdaOracle for PyOracle<'py> {
         if r.is_none() {
             return None;
         }
-        self.triple(&r).ok()
+        let t: (Bound<'py, PyAny>, f64, f64) = r.extract().ok()?; // checked by check_gold
+        Some(Point { label: PyLabel(Arc::new(t.0.unbind())), h: t.1, g: t.2 })
     }
 
     fn evaluate(&mut self, labels: &[PyLabel]) -> Result<Option<Vec<Point<PyLabel>>>> {
@@ -143,7 +144,11 @@ impl<'py> LambdaOracle for PyOracle<'py> {
         let list = PyTuple::new(py, labels.iter().map(|l| l.0.bind(py).clone())).map_err(stash)?;
         let out = self.obj.call_method1("evaluate", (list,)).map_err(stash)?;
         let pairs: Vec<(f64, f64)> = out.extract().map_err(|_| {
-            Error::input(format!("oracle {}.evaluate must return a list of (h, g)", self.what))
+            plugin_type_error(
+                &format!("oracle {}.evaluate", self.what),
+                "a list of (h: float, g: float)",
+                &out,
+            )
         })?;
         if pairs.len() != labels.len() {
             return Err(Error::input(format!(
@@ -165,7 +170,7 @@ impl<'py> LambdaOracle for PyOracle<'py> {
         let out = self.obj.call_method0("frontier").map_err(stash)?;
         let items: Vec<Bound<'py, PyAny>> =
             out.try_iter().and_then(|it| it.collect::<PyResult<Vec<_>>>()).map_err(|_| {
-                Error::input(format!("oracle {}.frontier must return a list of (label, h, g)", self.what))
+                plugin_type_error(&format!("oracle {}.frontier", self.what), "a list of (label, h, g)", &out)
             })?;
         items.iter().map(|i| self.triple(i)).collect()
     }

@@ -10,7 +10,7 @@ use bicrit_core::{Error, Result};
 use bicrit_surrogates::Surrogate;
 use pyo3::prelude::*;
 
-use crate::errors::stash;
+use crate::errors::{plugin_type_error, stash};
 use crate::surrogates::PySurrogateBuiltin;
 
 /// A surrogate from Python, owned: a built-in (`bicrit._native.Surrogate` or its subclass
@@ -88,7 +88,9 @@ impl PySurrogate {
     fn pair(&self, method: &str, h: f64, g: f64) -> Result<(f64, f64)> {
         Python::attach(|py| {
             let r = self.obj.bind(py).call_method1(method, (h, g)).map_err(stash)?;
-            r.extract::<(f64, f64)>().map_err(stash)
+            r.extract::<(f64, f64)>().map_err(|_| {
+                plugin_type_error(&format!("surrogate '{}': {method}(h, g)", self.name), "(float, float)", &r)
+            })
         })
     }
 }
@@ -121,7 +123,9 @@ impl Surrogate for PySurrogate {
     fn try_value(&self, h: f64, g: f64) -> Result<f64> {
         Python::attach(|py| {
             let r = self.obj.bind(py).call_method1("value", (h, g)).map_err(stash)?;
-            r.extract::<f64>().map_err(stash)
+            r.extract::<f64>().map_err(|_| {
+                plugin_type_error(&format!("surrogate '{}': value(h, g)", self.name), "a float", &r)
+            })
         })
     }
     fn try_grad(&self, h: f64, g: f64) -> Result<(f64, f64)> {

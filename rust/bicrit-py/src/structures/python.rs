@@ -13,7 +13,7 @@ use bicrit_core::{Capabilities, Error, Result, SparseVec, Terms};
 use bicrit_structures::{Scored, Structure, TermQuery};
 use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
 use super::{AnyStructure, BindStructure, NativeStructure};
 use crate::convert::{terms_from_dict, terms_to_dict};
@@ -65,15 +65,51 @@ fn callback<T>(r: PyResult<T>) -> Result<T> {
     r.map_err(errors::stash)
 }
 
-fn answer_from_py(py: Python<'_>, a: &Bound<'_, PyAny>) -> PyResult<Scored<PyObj>> {
-    let label = a.get_item(0)?.unbind();
-    let margin: f64 = a.get_item(1)?.extract()?;
-    let terms_obj = a.get_item(2)?;
-    let terms = terms_from_dict(py, Some(terms_obj.cast::<PyDict>()?))?;
+/// What `oracle` must return, for the messages of wrong answers.
+const ORACLE_ANSWERS: &str = "a list of (label, margin: float, terms: dict) answers";
+
+/// One answer of a plugin oracle, its types checked: anything else is a `PluginTypeError`
+/// naming the plugin (`who`), the answer and what came back.
+fn answer_from_py(who: &str, k: usize, a: &Bound<'_, PyAny>) -> Result<Scored<PyObj>> {
+    let py = a.py();
+    let is_triple = (a.is_instance_of::<PyTuple>() || a.is_instance_of::<PyList>())
+        && a.len().map(|n| n == 3).unwrap_or(false);
+    if !is_triple {
+        return Err(errors::plugin_type_error(
+            &format!("{who}, answer {k},"),
+            "a (label, margin, terms) triple",
+            a,
+        ));
+    }
+    let item = |j: usize| a.get_item(j).map_err(errors::stash);
+    let label = item(0)?.unbind();
+    let m = item(1)?;
+    let margin: f64 = m
+        .extract()
+        .map_err(|_| errors::plugin_type_error(&format!("{who}, answer {k}, margin"), "a float", &m))?;
+    let t = item(2)?;
+    let terms = match t.cast::<PyDict>() {
+        Ok(d) => terms_from_dict(py, Some(d)).map_err(|e| {
+            if e.is_instance_of::<pyo3::exceptions::PyTypeError>(py) {
+                errors::plugin_type_error(
+                    &format!("{who}, answer {k}, terms"),
+                    "a dict of term name -> float",
+                    &t,
+                )
+            } else {
+                errors::stash(e)
+            }
+        })?,
+        Err(_) => {
+            return Err(errors::plugin_type_error(
+                &format!("{who}, answer {k}, terms"),
+                "a dict of term name -> float",
+                &t,
+            ));
+        }
+    };
     if !margin.is_finite() {
-        return Err(pyo3::exceptions::PyValueError::new_err(format!(
-            "the plugin oracle returned a non-finite margin ({margin})"
-        )));
+        return Err(Error::input(format!("{who}, answer {k}: the margin is not finite ({margin})")));
     }
     Ok(Scored { label: PyObj::new(label), margin, terms })
 }
@@ -83,7 +119,17 @@ impl PyStructure {
     pub fn new(py: Python<'_>, obj: Py<PyAny>) -> PyResult<Self> {
         let b = obj.bind(py);
         let name: String = b.getattr("name").and_then(|n| n.extract()).unwrap_or_else(|_| "python".into());
-        let size: usize = b.getattr("size_joint_feature")?.extract()?;
+        let size_obj = b.getattr("size_joint_feature")?;
+        let size: usize = size_obj.extract().map_err(|_| {
+            errors::to_py(
+                py,
+                errors::plugin_type_error(
+                    &format!("plugin structure '{name}': size_joint_feature"),
+                    "an int >= 0",
+                    &size_obj,
+                ),
+            )
+        })?;
         let caps_obj = b.getattr("capabilities")?;
         let flag = |k: &str| -> PyResult<bool> {
             Ok(caps_obj.get_item(k).ok().map(|v| v.is_truthy()).transpose()?.unwrap_or(false))
@@ -142,9 +188,14 @@ impl Structure for PyStructure {
             let x = data[i].bind(py);
             let mut v = SparseVec::new();
             if b.hasattr("joint_feature_sparse").unwrap_or(false) {
-                let (idx, val): (Vec<usize>, Vec<f64>) = callback(
-                    b.call_method1("joint_feature_sparse", (x, y.bind(py))).and_then(|r| r.extract()),
-                )?;
+                let got = callback(b.call_method1("joint_feature_sparse", (x, y.bind(py))))?;
+                let (idx, val): (Vec<usize>, Vec<f64>) = got.extract().map_err(|_| {
+                    errors::plugin_type_error(
+                        &format!("plugin structure '{}': joint_feature_sparse", self.name),
+                        "(indices: list of int >= 0, values: list of float)",
+                        &got,
+                    )
+                })?;
                 if idx.len() != val.len() || idx.iter().any(|&j| j >= self.size) {
                     return Err(Error::input(format!(
                         "plugin structure '{}': joint_feature_sparse returned bad indices",
@@ -154,11 +205,17 @@ impl Structure for PyStructure {
                 v.indices = idx;
                 v.values = val;
             } else {
-                let arr: PyReadonlyArray1<'_, f64> = callback(
-                    b.call_method1("joint_feature", (x, y.bind(py)))
-                        .and_then(|r| PyModule::import(py, "numpy")?.call_method1("asarray", (r, "float64")))
-                        .and_then(|r| r.extract::<PyReadonlyArray1<'_, f64>>().map_err(PyErr::from)),
-                )?;
+                let got = callback(b.call_method1("joint_feature", (x, y.bind(py))))?;
+                let arr: PyReadonlyArray1<'_, f64> = PyModule::import(py, "numpy")
+                    .and_then(|np| np.call_method1("asarray", (&got, "float64")))
+                    .and_then(|r| r.extract::<PyReadonlyArray1<'_, f64>>().map_err(PyErr::from))
+                    .map_err(|_| {
+                        errors::plugin_type_error(
+                            &format!("plugin structure '{}': joint_feature", self.name),
+                            "a 1-D array of floats",
+                            &got,
+                        )
+                    })?;
                 let a = arr.as_array();
                 if a.len() != self.size {
                     return Err(Error::input(format!(
@@ -181,9 +238,19 @@ impl Structure for PyStructure {
 
     fn terms(&self, y: &PyObj, y_true: &PyObj) -> Result<Terms> {
         Python::attach(|py| {
-            let d = callback(self.obj.bind(py).call_method1("terms", (y.bind(py), y_true.bind(py))))?;
-            let d = callback(d.cast_into::<PyDict>().map_err(PyErr::from))?;
-            callback(terms_from_dict(py, Some(&d)))
+            let got = callback(self.obj.bind(py).call_method1("terms", (y.bind(py), y_true.bind(py))))?;
+            let who = format!("plugin structure '{}': terms", self.name);
+            let expected = "a dict of term name -> float";
+            let Ok(d) = got.cast::<PyDict>() else {
+                return Err(errors::plugin_type_error(&who, expected, &got));
+            };
+            terms_from_dict(py, Some(d)).map_err(|e| {
+                if e.is_instance_of::<pyo3::exceptions::PyTypeError>(py) {
+                    errors::plugin_type_error(&who, expected, &got)
+                } else {
+                    errors::stash(e)
+                }
+            })
         })
     }
 
@@ -204,7 +271,7 @@ impl Structure for PyStructure {
     ) -> Result<Vec<Scored<PyObj>>> {
         Python::attach(|py| {
             let kwargs = PyDict::new(py);
-            let run = || -> PyResult<Vec<Scored<PyObj>>> {
+            let run = || -> PyResult<Bound<'_, PyAny>> {
                 kwargs.set_item("margin_coef", q.primary.margin)?;
                 if let Some(s) = &q.secondary {
                     kwargs.set_item("tiebreak", (s.margin, terms_to_dict(py, &s.terms)?))?;
@@ -219,16 +286,30 @@ impl Structure for PyStructure {
                     kwargs.set_item("cone", cone_cls.call1((c.lo, c.hi, c.lo_closed, c.hi_closed))?)?;
                 }
                 let coef = terms_to_dict(py, &q.primary.terms)?;
-                let found = self.obj.bind(py).call_method(
+                self.obj.bind(py).call_method(
                     "oracle",
                     (self.w_array(py, w), data[i].bind(py), y_true.bind(py), coef),
                     Some(&kwargs),
-                )?;
-                found.try_iter()?.map(|a| answer_from_py(py, &a?)).collect()
+                )
             };
-            let mut found = callback(run())?;
-            found.truncate(q.k.max(1));
-            Ok(found)
+            let found = callback(run())?; // the plugin's own exceptions pass unchanged
+            let who = format!("plugin structure '{}': oracle", self.name);
+            let listed = found.is_instance_of::<PyList>() || found.is_instance_of::<PyTuple>();
+            let iter = match found.try_iter() {
+                Ok(it)
+                    if listed
+                        || !(found.is_instance_of::<PyDict>() || found.is_instance_of::<PyString>()) =>
+                {
+                    it
+                }
+                _ => return Err(errors::plugin_type_error(&who, ORACLE_ANSWERS, &found)),
+            };
+            let mut answers = Vec::new();
+            for (k, a) in iter.enumerate() {
+                answers.push(answer_from_py(&who, k, &callback(a)?)?);
+            }
+            answers.truncate(q.k.max(1));
+            Ok(answers)
         })
     }
 }
