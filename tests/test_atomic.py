@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import bicrit
-from bicrit._atomic import atomic_write, check_writable
+from bicrit._atomic import atomic_write, check_output_folder, check_writable
 
 # ---------------------------------------------------------------------------- in process
 
@@ -84,6 +84,15 @@ def test_check_writable_says_what_is_wrong(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="whole files"), atomic_write(tmp_path / "x", "a"):
         pass
     assert check_writable(tmp_path / "new.txt") == tmp_path / "new.txt"
+
+
+def test_check_output_folder(tmp_path: Path) -> None:
+    assert check_output_folder(tmp_path / "new" / "deeper") == tmp_path / "new" / "deeper"
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(NotADirectoryError, match="it is a file, not a folder"):
+        check_output_folder(tmp_path / "f")
+    with pytest.raises(NotADirectoryError, match=r"f is a file, not a folder"):
+        check_output_folder(tmp_path / "f" / "sub")
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")

@@ -167,6 +167,14 @@ def test_reproduce_unknown_is_one_line_exit_2(capsys) -> None:
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
 
 
+def test_reproduce_output_folder_checked_before_the_run(capsys, tmp_path) -> None:
+    (tmp_path / "file").write_text("x")
+    assert main(["reproduce", "yeast", "--out", str(tmp_path / "file" / "out")]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "is a file, not a folder" in captured.err
+    assert len(captured.err.strip().splitlines()) == 1
+
+
 def test_ctrl_c_stops_the_command_marks_it_and_exits_130(capsys, monkeypatch, tmp_path) -> None:
     from bicrit import MultiLabelSVM
 
@@ -204,3 +212,70 @@ def test_warnings_are_one_line(capsys, monkeypatch, tmp_path) -> None:
     assert main(["train", "--epochs", "1", "--surrogate", "margin"]) == 0
     err = capsys.readouterr().err
     assert err.strip() == "bicrit train: warning: something to say over two lines"
+
+
+def test_ctrl_c_before_the_first_epoch_is_one_line_130(capsys, monkeypatch, tmp_path) -> None:
+    from bicrit import MultiLabelSVM
+
+    monkeypatch.setenv("BICRIT_DATA", str(tmp_path / "none"))
+
+    def no_epoch(self, X, Y=None, **kw):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(MultiLabelSVM, "fit", no_epoch)
+    assert main(["train"]) == 130
+    err = capsys.readouterr().err
+    assert err == "bicrit train: interrupted before the first epoch finished: nothing to report\n"
+
+
+def test_real_ctrl_c_stops_the_whole_default_train(tmp_path) -> None:
+    """SIGINT sent to a running ``bicrit train`` (a real process, a real signal): exit 130, the
+    fit it hit is marked interrupted and is the table's last column (no fit after it), one-line
+    messages and no traceback."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    env = {**os.environ, "BICRIT_DATA": str(tmp_path / "none")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bicrit.cli", "train", "--epochs", "100000"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        # Ctrl-C as a terminal delivers it, even when the tests run in a background job
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    assert proc.stdout is not None
+    first = proc.stdout.readline()  # the fits start right after this line
+    assert first.startswith("train: emotions (bundled)")
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert all(line.startswith("bicrit train: ") for line in lines), err
+    if "the table shows what finished" not in err:  # the signal came before any epoch ended
+        assert lines == [
+            "bicrit train: interrupted before the first epoch finished: nothing to report"
+        ]
+        return
+    header = next(line for line in out.splitlines() if "margin" in line or "slack" in line)
+    assert header.rstrip().endswith("(interrupted)")
+    assert lines[-1] == "bicrit train: interrupted (Ctrl-C): the table shows what finished"
+
+
+def test_no_test_split_inside_the_training_split(capsys, data_dir) -> None:
+    """nltk_dependency_treebank's ``all`` holds its ``test`` files: the default training split
+    is ``train``, and ``--split all`` with the official test split is refused."""
+    argv = ["train", "nltk_dependency_treebank", "--limit", "20", "--test-limit", "5"]
+    assert main([*argv, "--epochs", "1", "--surrogate", "margin"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert "nltk_dependency_treebank, train (20)" in first and ", test (5)" in first
+    assert main([*argv, "--split", "all"]) == 2
+    err = capsys.readouterr().err
+    assert "the test split 'test' is part of the training split 'all'" in err
+    assert len(err.strip().splitlines()) == 1

@@ -20,7 +20,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import IO, Any
 
-__all__ = ["atomic_write", "check_writable"]
+__all__ = ["atomic_write", "check_output_folder", "check_writable"]
 
 _umask_lock = threading.Lock()
 
@@ -40,6 +40,23 @@ def check_writable(path: str | os.PathLike[str]) -> Path:
         raise PermissionError(f"cannot write {p}: the folder {folder} is not writable")
     if p.exists() and not os.access(p, os.W_OK):
         raise PermissionError(f"cannot write {p}: the file is read-only")
+    return p
+
+
+def check_output_folder(path: str | os.PathLike[str]) -> Path:
+    """``path`` as a :class:`~pathlib.Path` once it is known that files can be written into it:
+    it is a writable folder, or it does not exist yet and its nearest existing parent is one
+    (the writer creates it). Same errors as :func:`check_writable`."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise NotADirectoryError(f"cannot write into {p}: it is a file, not a folder")
+    existing = p
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise NotADirectoryError(f"cannot write into {p}: {existing} is a file, not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise PermissionError(f"cannot write into {p}: the folder {existing} is not writable")
     return p
 
 

@@ -184,11 +184,16 @@ def _load(name: str | None, split: str | None) -> tuple[Any, str]:
     if name.lower() == "emotions" and datasets.find_data_root() is None:
         return datasets.load_bundled(split or "train"), f"{BUNDLED}, {split or 'train'}"
     spec = datasets.spec(name)
-    split = split or spec.splits[0]
+    split = split or _default_split(spec)
     options: dict[str, Any] = {}
     if spec.task.startswith("hierarch"):  # Clus HMC: missing features filled with train means
         options["impute"] = "mean"
     return datasets.load(name, split, **options), f"{name}, {split}"
+
+
+def _default_split(spec: Any) -> str:
+    """The training split when none is given: ``train``, else the first."""
+    return "train" if "train" in spec.splits else spec.splits[0]
 
 
 def _head(data: Any, n: int | None) -> Any:
@@ -221,8 +226,10 @@ def _train_and_test(args: argparse.Namespace) -> tuple[Any, Any, str]:
     if args.test is not None:
         test, test_desc = _read_file(Path(args.test)), f"{args.test} (--test)"
     elif args.test_split is not None:
+        _check_disjoint(args.dataset, args.split, args.test_split)
         test, test_desc = _load(args.dataset, args.test_split)
     elif args.test_size is None and official is not None:
+        _check_disjoint(args.dataset, args.split, official)
         test, test_desc = _load(args.dataset, official)
     else:
         size = TEST_SIZE if args.test_size is None else args.test_size
@@ -231,6 +238,25 @@ def _train_and_test(args: argparse.Namespace) -> tuple[Any, Any, str]:
     test = _head(test, args.test_limit)
     where = f"train: {desc} ({len(train)})   test: {test_desc} ({len(test)})"
     return train, test, where
+
+
+def _check_disjoint(name: str | None, train_split: str | None, test_split: str) -> None:
+    """Refuses a test split that shares files with the training split (``all`` holds the
+    ``test`` files of nltk_dependency_treebank): nothing called "test" was trained on."""
+    from bicrit import datasets
+
+    if name is None or name.lower() in ("bundled", "emotions-bundled"):
+        return
+    spec = datasets.spec(name)
+    train = spec.resolve_split(train_split or _default_split(spec))
+    test = spec.resolve_split(test_split)
+    shared = set(spec.files[train]) & set(spec.files[test])
+    if shared:
+        raise CliError(
+            f"{name}: the test split {test!r} is part of the training split {train!r} "
+            f"({len(shared)} shared files): pass --split train, another --test-split, "
+            "--test FILE or --test-size"
+        )
 
 
 def _official_test(name: str | None) -> str | None:

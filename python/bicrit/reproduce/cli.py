@@ -50,6 +50,10 @@ def run_reproduce(args: argparse.Namespace) -> int:
     if args.seeds < 1:
         print(f"bicrit reproduce: error: --seeds must be ≥ 1, got {args.seeds}", file=sys.stderr)
         return 2
+    if args.out is not None:  # before the run, which can take hours
+        from bicrit._atomic import check_output_folder
+
+        check_output_folder(args.out)
     try:
         table = run(args.name, scale=args.scale, seeds=args.seeds, out=args.out)
     except BicritError as exc:
