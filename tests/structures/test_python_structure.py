@@ -203,3 +203,55 @@ def test_plugin_surrogate_of_the_wrong_type() -> None:
     oracle = bicrit.PointSetOracle([0.0, 0.5], [0.0, 1.0])
     with pytest.raises(PluginTypeError, match=r"surrogate 'wordy': (value|grad)\(h, g\) must"):
         bicrit.search("convex-hull", oracle, Wordy())
+
+
+# --- check_oracle=True: a sample of a plugin oracle's answers against its own φ and terms -----
+
+
+class OffByOneMargin(PyMulticlass):
+    def oracle(self, *args: Any, **kwargs: Any) -> list[Answer]:
+        return [Answer(a.label, a.margin + 1.0, a.terms) for a in super().oracle(*args, **kwargs)]
+
+
+class NegativeLoss(PyMulticlass):
+    def terms(self, y: Any, y_true: Any) -> dict[str, float]:
+        t = super().terms(y, y_true)
+        return {**t, "loss": -t["loss"]}
+
+
+def _blobs() -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 3, size=30)
+    return rng.normal(size=(30, 2)) + 2.0 * np.eye(3)[y][:, :2], y
+
+
+def test_check_oracle_passes_a_correct_plugin() -> None:
+    from bicrit.structures.check import check_oracle
+
+    X, y = _blobs()
+    assert check_oracle(PyMulticlass(3, 2), X, y) == 20 * 3  # 20 instances, 3 loss weights
+    import bicrit
+
+    est = bicrit.StructuredSVM(structure=PyMulticlass(3, 2), check_oracle=True, max_epochs=2)
+    assert est.fit(X, y).n_epochs_ == 2
+
+
+@pytest.mark.parametrize(
+    ("cls", "message"),
+    [
+        (
+            OffByOneMargin,
+            r"plugin structure 'py-multiclass', instance \d+, oracle with loss weight 0.0: "
+            r"answer \d has margin .*, but w·\(φ\(x, y\) − φ\(x, y_i\)\) = .* from joint_feature",
+        ),
+        (NegativeLoss, r"'py-multiclass', instance \d+, .*: answer \d has a negative loss"),
+    ],
+)
+def test_check_oracle_names_the_first_wrong_answer(cls: type, message: str) -> None:
+    import bicrit
+    from bicrit.errors import PluginError
+
+    X, y = _blobs()
+    bicrit.StructuredSVM(structure=cls(3, 2), max_epochs=1).fit(X, y)  # unnoticed by default
+    with pytest.raises(PluginError, match=message):
+        bicrit.StructuredSVM(structure=cls(3, 2), check_oracle=True, max_epochs=1).fit(X, y)

@@ -93,6 +93,11 @@ class StructuredSVM(BaseEstimator):
         thesis's recipe for ProbLoss (§"Dependency Parsing": margin first, then ProbLoss).
     verbose : int, default 0
         ``> 0`` shows a tqdm progress bar (only when stderr is a terminal).
+    check_oracle : bool, default False
+        Before the first epoch, check a sample of the oracle's answers of a structure written
+        in Python (a plugin) against its own ``joint_feature`` and ``terms`` (margins, loss ≥ 0;
+        :func:`bicrit.structures.check.check_oracle`); the first wrong answer is a
+        :class:`~bicrit.errors.PluginError` naming it.
 
     Attributes
     ----------
@@ -134,6 +139,7 @@ class StructuredSVM(BaseEstimator):
         surrogate_params: Mapping[str, Any] | None = None,
         search_params: Mapping[str, Any] | None = None,
         learner_params: Mapping[str, Any] | None = None,
+        check_oracle: bool = False,
     ) -> None:
         _init_params(self, locals())
 
@@ -282,6 +288,8 @@ class StructuredSVM(BaseEstimator):
 
     def _check_params(self) -> None:
         validation.check_common(self)
+        if not isinstance(getattr(self, "check_oracle", False), bool):
+            raise InvalidParameterError(f"check_oracle must be a bool, got {self.check_oracle!r}")
 
     def _learner_name(self, surrogate: Any) -> str:
         """``learner``, with ``"auto"`` resolved for ``surrogate``."""
@@ -349,6 +357,10 @@ class StructuredSVM(BaseEstimator):
             structure = self._build_structure()
             Y = structure.prepare_labels(Y)
             structure.initialize(X, Y)
+            if getattr(self, "check_oracle", False):
+                from bicrit.structures.check import check_oracle
+
+                check_oracle(structure, X, Y, seed=self.random_state or 0)
         return structure, X, Y
 
     def _train(
