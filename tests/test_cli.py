@@ -83,6 +83,8 @@ def test_train_and_predict_sequences(capsys: pytest.CaptureFixture[str], data_di
     [
         (["evaluate", "/nonexistent/model.bicrit", "emotions"], "no model file"),
         (["train", "no-such-dataset"], "unknown dataset"),
+        (["train", "/no/such/file.arff"], "no such file: /no/such/file.arff"),
+        (["evaluate", "/no/such/m.bicrit", "./missing.conll"], "no model file"),
         (["train", "--save", "x.bicrit"], "single --surrogate"),
     ],
 )

@@ -70,3 +70,21 @@ def test_plugin_surrogate_by_name_in_search(site: Path) -> None:
     ).value == pytest.approx(16.5)
     with pytest.raises(UnknownNameError, match=r"unknown surrogate 'nope'.*half-slack"):
         bicrit.search("convex-hull", bicrit.PointSetOracle(h, g), "nope")
+
+
+def test_a_model_needing_a_plugin_that_is_gone_is_refused(
+    site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/model-format.md: a model naming a plugin surrogate that is not installed is
+    refused with a ModelFormatError saying which, although it could still predict."""
+    from bicrit.errors import ModelFormatError
+
+    data = bicrit.datasets.load_bundled("train")
+    path = tmp_path / "half.bicrit"
+    est = bicrit.MultiLabelSVM(surrogate="half-slack", max_epochs=1, random_state=0).fit(data)
+    est.save(path)
+    assert bicrit.load(path).surrogate == "half-slack"  # with the plugin: loads
+    monkeypatch.setenv("BICRIT_DISABLE_PLUGIN_AUTOLOAD", "1")  # the plugin uninstalled
+    registry.reload()
+    with pytest.raises(ModelFormatError, match=r"needs the surrogate 'half-slack', which is not"):
+        bicrit.load(path)
