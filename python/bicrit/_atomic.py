@@ -108,10 +108,14 @@ def atomic_write(
         bits = _new_file_mode()
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
-        if "b" in mode:
-            fh: IO[Any] = os.fdopen(fd, mode)
-        else:
-            fh = os.fdopen(fd, mode, encoding=encoding or "utf-8", newline=newline)
+        try:
+            if "b" in mode:
+                fh: IO[Any] = os.fdopen(fd, mode)
+            else:
+                fh = os.fdopen(fd, mode, encoding=encoding or "utf-8", newline=newline)
+        except BaseException:
+            os.close(fd)
+            raise
         with fh:
             yield fh
             fh.flush()
