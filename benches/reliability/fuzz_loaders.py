@@ -13,10 +13,12 @@ from __future__ import annotations
 import argparse
 import multiprocessing
 import os
+import resource
 import sys
 import tempfile
 import time
 from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,8 +32,14 @@ def _data() -> Path:
     return Path(os.environ.get("BICRIT_DATA", ROOT.parent / "shared" / "data"))
 
 
+#: Address space of a worker: a mutated file that makes a load allocate more raises
+#: MemoryError (counted as escaped) instead of waking the kernel's OOM killer.
+MEMORY_CAP = 4 << 30
+
+
 def _worker(args: tuple[str, int, int]) -> tuple[Counter, list, float]:
     name, n, seed = args
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
     [fmt] = [f for f in formats(_data()) if f.name == name]
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as d:
@@ -52,7 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     failures: list = []
     seconds: dict[str, float] = {}
     jobs = [(name, a.n, a.seed + i) for i, name in enumerate(names)]
-    with multiprocessing.get_context("spawn").Pool(a.jobs) as pool:
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(a.jobs, mp_context=ctx) as pool:  # a dead worker is an error
         for (name, _, _), (c, f, s) in zip(jobs, pool.map(_worker, jobs), strict=True):
             counts.update(c)
             failures += f

@@ -183,3 +183,28 @@ def test_zip_entry_with_another_compression_method(bases: list[Base], tmp_path: 
     path.write_bytes(buf.getvalue())
     with pytest.raises(ModelFormatError, match="compression method 12"):
         bicrit.load(path)
+
+
+@pytest.mark.parametrize(
+    ("name", "edit", "message"),
+    [
+        # found by the 10⁶ bench: a window of 10²⁰ made predict allocate until the OOM killer
+        (
+            "sequence",
+            lambda m: m["config"]["featurizer_"].update(window=10**20),
+            "window must be <= 100",
+        ),
+        (
+            "hierarchy",
+            lambda m: m["config"]["params"].update(n_hashed_features=2**63),
+            r"n_hashed_features must be None or an int in \[1, 2\*\*31\)",
+        ),
+    ],
+)
+def test_sizes_that_would_exhaust_memory_are_refused(
+    bases: list[Base], tmp_path: Path, name: str, edit, message: str
+) -> None:
+    [base] = [b for b in bases if b.name == name]
+    path = _edit_manifest(base, edit, tmp_path / "t.bicrit")
+    with pytest.raises(ModelFormatError, match=message):
+        bicrit.load(path)

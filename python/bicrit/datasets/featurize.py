@@ -60,6 +60,10 @@ def _is_punct(c: str) -> bool:
     return unicodedata.category(c)[0] in "PS"
 
 
+#: The widest neighbour window (each token gets ``2·window`` neighbour features).
+MAX_WINDOW = 100
+
+
 class SequenceFeaturizer:
     """Hashed token features for sequence labelling; stateless, so ``fit`` does nothing.
 
@@ -105,6 +109,8 @@ class SequenceFeaturizer:
                 raise InvalidParameterError(f"{name} must be an integer >= {low}, got {value!r}")
         if self.n_features > 2**31 - 1:
             raise InvalidParameterError(f"n_features must be < 2**31, got {self.n_features}")
+        if self.window > MAX_WINDOW:  # every token gets 2·window neighbour features
+            raise InvalidParameterError(f"window must be <= {MAX_WINDOW}, got {self.window}")
         cols = self.columns
         if not isinstance(cols, list | tuple) or not all(isinstance(c, str) for c in cols):
             raise InvalidParameterError(f"columns must be a list of column names, got {cols!r}")

@@ -230,8 +230,12 @@ class HierarchicalSVM(StructuredSVM):
                 f"ssvm_loss must be one of {SSVM_LOSSES}, got {self.ssvm_loss!r}"
             )
         nh = self.n_hashed_features
-        if nh is not None and (isinstance(nh, bool) or not isinstance(nh, int) or nh < 1):
-            raise InvalidParameterError(f"n_hashed_features must be None or an int ≥ 1, got {nh!r}")
+        if nh is not None and (
+            isinstance(nh, bool) or not isinstance(nh, int) or not 1 <= nh < 2**31
+        ):
+            raise InvalidParameterError(
+                f"n_hashed_features must be None or an int in [1, 2**31), got {nh!r}"
+            )
         m.check(self)
 
     def _hierarchy0(self, source: Any = None) -> Hierarchy:
