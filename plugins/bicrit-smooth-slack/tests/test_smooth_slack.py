@@ -85,7 +85,7 @@ def tol(*values: float) -> float:
 def test_registered_under_its_name_with_package_and_capabilities() -> None:
     c = bicrit.registry.get("surrogate", "smooth-slack")
     assert c.package == "bicrit-smooth-slack"
-    # the convex hull searches, and frontier (ψ increasing in h with g = L); not the product-form ones
+    # the convex hull searches and frontier (ψ increasing in h, g = L); not the product-form ones
     assert c.capabilities["searches"] == [*HULL_SEARCHES, "frontier"]
     assert c.capabilities["learners"] == ["sgd"]
     assert c.capabilities["product_form"] is False and c.capabilities["affine_in_h"] is False
