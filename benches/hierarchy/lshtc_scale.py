@@ -5,7 +5,7 @@ sparse features).
 Each case runs in a fresh subprocess and reports, from ``resource.getrusage`` (peak RSS), the
 memory after generating the data and after training, the generation / fit / predict wall times,
 the number of epochs, and the test accuracy. The weight rows are hashed: M·d float64 weights
-would be 8 GB at M = 10⁴, d = 10⁵ (DESIGN §6), so the input's 100,000 columns are hashed onto
+would be 8 GB at M = 10⁴, d = 10⁵, so the input's 100,000 columns are hashed onto
 ``--hashed`` columns (signed hashing, :class:`bicrit.HierarchicalSVM`'s ``n_hashed_features``), and
 the model holds M × hashed weights.
 

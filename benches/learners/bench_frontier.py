@@ -1,6 +1,6 @@
 """ProbLoss inference on NER: the exact one-call ``frontier`` search against the convex hull +
 ban-list loop (capped at 20 calls, as in production, and uncapped) and the fractional
-``convex-hull`` search (DESIGN §3; ``benches/RESULTS-sequence.md``, section "ProbLoss on chains:
+``convex-hull`` search (``benches/RESULTS-sequence.md``, section "ProbLoss on chains:
 the frontier search").
 
 Data: CoNLL-2002 Spanish, the first ``BICRIT_BENCH_N`` training sentences (default 500) of a 10 %

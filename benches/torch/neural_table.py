@@ -65,8 +65,10 @@ def main() -> int:
             m = parse.filter(pl.col("run") == "margin").sort("seed")
             q = parse.filter(pl.col("run") == "probloss").sort("seed")
             diff = (q["test_las"] - m["test_las"]).to_list()
-            lines += ["", "ProbLoss − margin, test LAS per seed: "
-                      + ", ".join(f"{x:+.4f}" for x in diff)]
+            lines += [
+                "",
+                "ProbLoss − margin, test LAS per seed: " + ", ".join(f"{x:+.4f}" for x in diff),
+            ]
         lines.append("")
     ner = _read(a.dir, "ner_bilstm_best*.csv")
     if ner is not None:

@@ -472,4 +472,3 @@ def scores_decode(
     kind: str, arrays: dict[str, Any], options: dict[str, Any], k: int | None = None
 ) -> dict[str, Any]:
     """The best (or k best) labels of every example (bicrit.scores)."""
-

@@ -517,9 +517,7 @@ def _add_train(sub: Any) -> None:
     p.add_argument("--epochs", type=_positive_int, default=None, help="maximum epochs")
     p.add_argument("--seed", type=int, default=None, help="random_state (and the hold-out seed)")
     p.add_argument("--n-jobs", type=int, default=None, help="threads (-1: all cores)")
-    p.add_argument(
-        "--edges", default=None, help="multi-label graph: auto, full, tree or chain"
-    )
+    p.add_argument("--edges", default=None, help="multi-label graph: auto, full, tree or chain")
     p.add_argument("--split", default=None, help="training split (default: the first)")
     p.add_argument("--test", default=None, metavar="FILE", help="a test file")
     p.add_argument("--test-split", default=None, help="evaluation split of a named dataset")

@@ -87,7 +87,7 @@ def test_tree_paths_and_dag_edges(data_dir):
 
 
 def test_labels_end_at_internal_nodes(data_dir):
-    # DESIGN §6: in cellcycle_FUN two thirds of the training instances end a label at an
+    # in cellcycle_FUN two thirds of the training instances end a label at an
     # internal node.
     ds = _load(data_dir, "cellcycle_FUN", "train")
     internal = np.diff(ds.hierarchy.child_indptr) > 0

@@ -31,7 +31,7 @@ def test_multilabel_on_the_bundled_dataset_beats_the_empty_prediction(emotions):
 
 
 def test_multilabel_scaling_default_avoids_divergence(emotions):
-    """DESIGN §9: unscaled emotions; the default scale=True must not be worse than the
+    """Unscaled emotions; the default scale=True must not be worse than the
     hand-standardized features with scale=False (identical transform, so identical model)."""
     tr, _ = emotions
     mu, sd = tr.X.mean(0), tr.X.std(0)

@@ -69,9 +69,7 @@ def test_the_held_out_score_is_the_score_of_a_fit_on_the_rest(emotions) -> None:
 def test_grid_and_folds(emotions) -> None:
     tr, _ = emotions
     grid = (0.01, 1.0)
-    est = regularization_path(
-        MultiLabelSVM(max_epochs=5, random_state=0), tr, grid=grid, folds=3
-    )
+    est = regularization_path(MultiLabelSVM(max_epochs=5, random_state=0), tr, grid=grid, folds=3)
     assert len(_tune_rows(est)) == 2 * 3
     assert sorted(set(_tune_rows(est)["fold"].to_list())) == [0, 1, 2]
     _check_choice(est, grid)

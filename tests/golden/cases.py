@@ -57,9 +57,7 @@ def _jsonable(x: Any) -> Any:
 
 def _history(est: Any) -> list[dict[str, Any]]:
     rows = est.history_.to_dicts()
-    return [
-        {k: _jsonable(v) for k, v in r.items() if k not in TIME_COLUMNS} for r in rows
-    ]
+    return [{k: _jsonable(v) for k, v in r.items() if k not in TIME_COLUMNS} for r in rows]
 
 
 def digest(est: Any, predictions: Any) -> dict[str, Any]:
@@ -128,7 +126,11 @@ def _multilabel(learner: str, surrogate: str) -> Case:
 
         tr, te = _yeast(root)
         est = MultiLabelSVM(
-            edges="full", surrogate=surrogate, learner=learner, C=0.1, max_epochs=4,
+            edges="full",
+            surrogate=surrogate,
+            learner=learner,
+            C=0.1,
+            max_epochs=4,
             random_state=0,
         ).fit(tr)
         return digest(est, est.predict(te))
@@ -147,7 +149,11 @@ def _multiclass(learner: str) -> Case:
         # a real multiclass target: the first label each yeast gene has (one class per row)
         y_tr = np.argmax(tr.Y, axis=1)
         est = StructuredSVM(
-            structure="multiclass", surrogate="slack", learner=learner, C=0.1, max_epochs=4,
+            structure="multiclass",
+            surrogate="slack",
+            learner=learner,
+            C=0.1,
+            max_epochs=4,
             random_state=0,
         ).fit(sc.transform(tr.X), y_tr)
         return digest(est, est.predict(sc.transform(te.X)))
@@ -162,8 +168,12 @@ def _sequence(learner: str, surrogate: str) -> Case:
 
         tr, te = _conll(root)
         est = SequenceSVM(
-            featurizer=SequenceFeaturizer(2**14), surrogate=surrogate, learner=learner, C=0.1,
-            max_epochs=4, random_state=0,
+            featurizer=SequenceFeaturizer(2**14),
+            surrogate=surrogate,
+            learner=learner,
+            C=0.1,
+            max_epochs=4,
+            random_state=0,
         ).fit(tr)
         return digest(est, est.predict(te))
 
@@ -176,7 +186,11 @@ def _dependency(learner: str, surrogate: str) -> Case:
 
         tr, te = _ewt(root)
         est = DependencySVM(
-            n_features=2**14, surrogate=surrogate, learner=learner, C=0.1, max_epochs=3,
+            n_features=2**14,
+            surrogate=surrogate,
+            learner=learner,
+            C=0.1,
+            max_epochs=3,
             random_state=0,
         ).fit(tr)
         return digest(est, [list(p) if isinstance(p, tuple) else p for p in est.predict(te)])
@@ -193,8 +207,14 @@ def _hierarchy(model: str, learner: str) -> Case:
         X = data.X
         Y = data.Y
         est = HierarchicalSVM(
-            hierarchy=data, model=model, learner=learner, C=1.0, max_epochs=4, random_state=0,
-            alpha_every=2, max_alternations=2,
+            hierarchy=data,
+            model=model,
+            learner=learner,
+            C=1.0,
+            max_epochs=4,
+            random_state=0,
+            alpha_every=2,
+            max_alternations=2,
         ).fit(X[tr], [Y[i] for i in tr])
         return digest(est, est.predict(X[te]))
 

@@ -1,6 +1,6 @@
 """The learners against independent references: the Crammer–Singer primal of scikit-learn's
 LinearSVC (multiclass + margin rescaling), SGD's independence of ``n_jobs``, and the
-compatibility table of DESIGN §3 (refusals at construction)."""
+compatibility table of docs/architecture.md (refusals at construction)."""
 
 from __future__ import annotations
 

@@ -160,7 +160,7 @@ def test_cli_lists_the_installed_packages_with_versions_and_capabilities(site) -
     assert "bicrit-smooth-slack 0.1.0" in smooth
     assert "product_form=False" in smooth
     assert "convex_in_h=True" in smooth
-    assert "searches=convex-hull,convex-hull-ban,convex-hull-kbest;" in smooth
+    assert "searches=convex-hull,convex-hull-ban,convex-hull-kbest,frontier;" in smooth
     # the broken package is listed with its package, version and the reason; the rest loads
     [broken] = [ln for ln in lines if ln.startswith("BROKEN")]
     assert "bicrit_broken_example" in broken and "bicrit-broken-example 0.0.1" in broken

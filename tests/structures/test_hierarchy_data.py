@@ -89,7 +89,7 @@ def test_funcat_tree_labels_and_internal_terminals(data_dir: Path) -> None:
     internal_end = sum(
         any(children[t] and not any(c in set(y) for c in children[t]) for t in y) for y in Y
     )
-    assert internal_end > len(Y) // 3  # DESIGN §6: real labels often end at internal nodes
+    assert internal_end > len(Y) // 3  # real labels often end at internal nodes
     leaves_only = bicrit.structure("hierarchy", hierarchy=Hier(names, parents), labels="leaves")
     with pytest.raises(InvalidInputError, match=r"Y\[\d+\]: label ends at node \d+ \(\""):
         leaves_only.initialize(X, Y)

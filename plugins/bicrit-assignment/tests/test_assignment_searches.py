@@ -28,7 +28,7 @@ _T = np.unique(np.concatenate([np.linspace(0.0, 0.5, 65), 10.0 ** -np.arange(1, 
 
 
 def points(psi_name: str, w, x, y) -> tuple[np.ndarray, np.ndarray]:
-    """Every permutation's point in the surrogate's own coordinates (DESIGN §3): (m, L), or for
+    """Every permutation's point in the surrogate's own coordinates: (m, L), or for
     Micro-F1 (H + m, −(|y| + |y_i|)) with H = 2L and |y| = |y_i| = n."""
     _, m, L = label_points(w, x, y)
     if psi_name == "microf1":

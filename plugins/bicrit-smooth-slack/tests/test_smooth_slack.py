@@ -85,7 +85,9 @@ def tol(*values: float) -> float:
 def test_registered_under_its_name_with_package_and_capabilities() -> None:
     c = bicrit.registry.get("surrogate", "smooth-slack")
     assert c.package == "bicrit-smooth-slack"
-    assert c.capabilities["searches"] == HULL_SEARCHES
+    # the convex hull searches and frontier (ψ increasing in h, g = L); not the product-form ones
+    assert c.capabilities["searches"] == [*HULL_SEARCHES, "frontier"]
+    assert c.capabilities["learners"] == ["sgd"]
     assert c.capabilities["product_form"] is False and c.capabilities["affine_in_h"] is False
     assert c.capabilities["convex_in_h"] is True
     # every key a built-in surrogate declares (plus its own extras: learners, tangent)
@@ -224,7 +226,7 @@ def _points_of_all_labels(s, w, x, y_true, labels) -> tuple[list[float], list[fl
     return h, g
 
 
-@pytest.mark.parametrize("search", HULL_SEARCHES)
+@pytest.mark.parametrize("search", [*HULL_SEARCHES, "frontier"])
 def test_native_structure_oracles_equal_brute_force(search: str) -> None:
     """The search runs in Rust over a native structure's own oracle (``instance_oracle``) and calls
     back into this Python surrogate; its value equals enumeration of every label."""

@@ -205,12 +205,16 @@ def record(
         s, *s.native_inputs(corpus.X_train, corpus.Y_train), Learner("sgd", **params)
     )
     weights: list[np.ndarray] = []
-    stats = Fit(
-        training.phases("slack", "convex-hull", epochs),
-        tol=None,
-        certified=False,
-        callbacks=[lambda e: weights.append(averaged_weights(e.runner))],
-    ).run().rows
+    stats = (
+        Fit(
+            training.phases("slack", "convex-hull", epochs),
+            tol=None,
+            certified=False,
+            callbacks=[lambda e: weights.append(averaged_weights(e.runner))],
+        )
+        .run()
+        .rows
+    )
     X, offsets = corpus.X_train
     rng = np.random.default_rng(seed)
     order = rng.permutation(corpus.n_train)[:n_instances]

@@ -55,7 +55,7 @@ from bicrit import _native
 from bicrit.errors import InvalidInputError, InvalidParameterError
 from bicrit.structures._inputs import as_csr_tuple
 from bicrit.structures.base import Answer, Cone
-from bicrit.structures.native import NativeStructure
+from bicrit.structures.native import NativeStructure, native_query
 
 __all__ = ["HierarchyStructure", "RatioAnswers"]
 
@@ -293,11 +293,8 @@ class HierarchyStructure(NativeStructure):
             S,
             self._y_many(Y),
             dict(coef or {}),
-            margin_coef=float(margin_coef),
-            tiebreak=None if tiebreak is None else (float(tiebreak[0]), dict(tiebreak[1])),
-            k=int(k),
-            cone=None if cone is None else Cone(*cone).as_native(),
             n_jobs=n_jobs,
+            **native_query(margin_coef, tiebreak, k, cone),
         )
         return [[Answer(*a) for a in per] for per in found]
 

@@ -12,6 +12,18 @@ from bicrit.errors import InvalidInputError
 from bicrit.structures.base import Answer, Cone, Structure
 
 
+def native_query(
+    margin_coef: float, tiebreak: tuple[float, Mapping[str, float]] | None, k: int, cone: Any
+) -> dict[str, Any]:
+    """An oracle query's keyword arguments as the native oracles take them."""
+    return {
+        "margin_coef": float(margin_coef),
+        "tiebreak": None if tiebreak is None else (float(tiebreak[0]), dict(tiebreak[1])),
+        "k": int(k),
+        "cone": None if cone is None else Cone(*cone).as_native(),
+    }
+
+
 class NativeStructure(Structure):
     """A structure whose oracle runs in Rust. Subclasses set ``self._native`` in ``initialize``
     and define how inputs are normalised (``_x_one``, ``_x_many``, ``_y_one``, ``_y_many``)."""
@@ -92,11 +104,8 @@ class NativeStructure(Structure):
             self._x_one(x),
             self._y_one(y_true),
             dict(coef or {}),
-            margin_coef=float(margin_coef),
-            tiebreak=None if tiebreak is None else (float(tiebreak[0]), dict(tiebreak[1])),
             ban=None if ban is None else self._y_many(list(ban)),
-            k=int(k),
-            cone=None if cone is None else Cone(*cone).as_native(),
+            **native_query(margin_coef, tiebreak, k, cone),
         )
         return [Answer(label, margin, terms) for label, margin, terms in found]
 
@@ -121,10 +130,7 @@ class NativeStructure(Structure):
             self._x_many(X),
             self._y_many(Y),
             dict(coef or {}),
-            margin_coef=float(margin_coef),
-            tiebreak=None if tiebreak is None else (float(tiebreak[0]), dict(tiebreak[1])),
-            k=int(k),
-            cone=None if cone is None else Cone(*cone).as_native(),
             n_jobs=n_jobs,
+            **native_query(margin_coef, tiebreak, k, cone),
         )
         return [[Answer(*a) for a in per] for per in found]

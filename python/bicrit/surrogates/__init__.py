@@ -31,7 +31,7 @@ import numpy as np
 from bicrit import _native
 from bicrit.registry import Registrar
 
-__all__ = ["Surrogate", "register_builtins", "surrogate"]
+__all__ = ["Surrogate", "capabilities", "register_builtins", "surrogate"]
 
 
 class Surrogate(_native.Surrogate):
@@ -81,6 +81,14 @@ def surrogate(name: str, **params: float) -> Any:
 
 def _make(name: str, params: dict[str, float]) -> Surrogate:
     return Surrogate(name, **params)
+
+
+def capabilities(surrogate: Any) -> dict[str, Any]:
+    """What the native core accepts ``surrogate`` with (affine/convex in h, product form, the
+    searches and learners it combines with), judged exactly as for the built-ins. A plugin surrogate
+    declares these as its registry capabilities (``registrar.add_surrogate(..., capabilities=)``),
+    so ``bicrit plugins`` and the docs' tables show what the core will actually run."""
+    return dict(_native.surrogate_capabilities(surrogate))
 
 
 def register_builtins(registry: Registrar) -> None:

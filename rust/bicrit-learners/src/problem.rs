@@ -1,5 +1,5 @@
 //! The training problem seen by every learner, and one loss-augmented inference with what a
-//! learner needs from it (DESIGN §3, "The subgradient", "Answers and fractional labels").
+//! learner needs from it (the subgradient of thesis §`sec:quasi_convex_surrogate`; docs/architecture.md "Learners").
 //!
 //! For instance i the loss is ℓ_i(w) = max_y ψ(h(y), g(y)) with h, g the factor functions of the
 //! surrogate's [`FactorMap`] for y_i. The search answers with labels y_j and weights t_j (one label,

@@ -1,6 +1,6 @@
 //! Angular search with the constrained λ-oracle (thesis Alg. `alg:angular`, Theorems
-//! `thm:angular_optimal`, `thm:angular_suboptimality`; DESIGN §3 "Angular search, in certified
-//! form"): exact for ψ = (h + 1)·g in at most 2M + 1 constrained calls (M labels) after the
+//! `thm:angular_optimal`, `thm:angular_suboptimality`, in certified
+//! form): exact for ψ = (h + 1)·g in at most 2M + 1 constrained calls (M labels) after the
 //! two calls O(0), O(∞) that fix Ĥ, Ĝ and λ₀ = Ĥ/Ĝ, ε-optimal with `eps > 0`. Given a λ₀ (option
 //! or warm start) those two calls are skipped: the first angle is then the whole quadrant, whose
 //! answer bounds Ĥ ≤ K and Ĝ ≤ K/λ₀ — enough for the floor below.

@@ -71,7 +71,7 @@ pub(crate) fn best_phi<O: LambdaOracle>(s: &Session<'_, O>) -> f64 {
 }
 
 /// The interval of λ that a λ-only search narrows: geometric growth/shrink until both ends are
-/// known (DESIGN slip: the printed L = ℝ₊ has no midpoint), then bisection; it stops when both
+/// known (the thesis's printed L = ℝ₊ has no midpoint), then bisection; it stops when both
 /// ends returned the same label (Lemma `MAP_seg`: nothing changes in between), when it is
 /// narrower than `tol` relative to its upper end, or when λ leaves [1e-150, 1e150].
 pub(crate) struct LambdaInterval {

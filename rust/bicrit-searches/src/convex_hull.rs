@@ -1,5 +1,5 @@
 //! Convex hull search (thesis Alg. `alg:convexhull_search`; λ choice from Theorem
-//! `thm:optimal_lambda`; DESIGN §3 "Choosing λ in convex hull search"): the maximum of any
+//! `thm:optimal_lambda`): the maximum of any
 //! quasi-concave increasing ψ over the convex hull of the labels, in at most (vertices of the
 //! λ ≥ 0 hull chain) + 1 oracle calls.
 //!
@@ -144,7 +144,7 @@ fn tangent(dh: f64, dg: f64) -> Lambda {
 }
 
 /// A λ ≥ 0 as a query; beyond 1e±150 the lexicographic queries stand in for it (h + λg would
-/// overflow or lose h entirely — DESIGN: λ = 0 and ∞ are never huge or tiny floats).
+/// overflow or lose h entirely: λ = 0 and ∞ are never huge or tiny floats).
 fn lambda_of(l: f64) -> Lambda {
     if l.is_nan() || l <= 1e-150 {
         Lambda::Zero

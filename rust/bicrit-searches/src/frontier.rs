@@ -1,5 +1,5 @@
 //! Frontier search: the exact integral optimum in one oracle call, for every ψ non-decreasing in
-//! h, when the oracle can give the frontier by loss value (DESIGN §3; [`LambdaOracle::frontier`]).
+//! h, when the oracle can give the frontier by loss value ([`LambdaOracle::frontier`]).
 //!
 //! With H(c) = max {h(y) : g(y) = c}, every label y is dominated by (H(g(y)), g(y)), so for ψ
 //! non-decreasing in h for fixed g

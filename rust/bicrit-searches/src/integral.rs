@@ -1,5 +1,5 @@
 //! Integral answers from the convex hull search (thesis §`sec:NER` and §Dependency Parsing;
-//! DESIGN §3 "Exact integral answers from the hull").
+//! docs/architecture.md "Searches").
 //!
 //! Ban-list loop: when the hull answer is fractional on the edge (a, b), ban a and b and search
 //! again over the remaining labels (starting from the chain of the labels already known, minus

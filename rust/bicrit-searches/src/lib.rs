@@ -1,9 +1,9 @@
 //! Searches: loss-augmented inference `max_y ψ(h(y), g(y))` using only a λ-oracle
-//! (thesis chapters `cha:inference` and `cha:inference2`; DESIGN §3).
+//! (thesis chapters `cha:inference` and `cha:inference2`; docs/architecture.md "Searches").
 //!
 //! The family trait is [`Search`]; each search lives in its own module and [`SearchSpec`] builds
 //! one from its registry name and options, checks it against a surrogate and an oracle's
-//! [`Capabilities`] (DESIGN §3 compatibility table) and runs one inference:
+//! [`Capabilities`] (docs/architecture.md "Which pieces combine") and runs one inference:
 //!
 //! ```
 //! use bicrit_searches::{PointSetOracle, SearchSpec};
@@ -222,7 +222,7 @@ impl<L: Clone> Found<L> {
     }
 }
 
-/// What a search needs from the surrogate and the oracle (DESIGN §3, "Which pieces combine").
+/// What a search needs from the surrogate and the oracle (docs/architecture.md, "Which pieces combine").
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Requirements {
     /// ψ = (h + s)·g (slack rescaling): [`Surrogate::product_shift`] is `Some`.
@@ -431,7 +431,7 @@ impl SearchSpec {
         }
     }
 
-    /// Checks the combination with a surrogate and an oracle (DESIGN §3 table); refuses the rest
+    /// Checks the combination with a surrogate and an oracle (docs/architecture.md "Which pieces combine"); refuses the rest
     /// with an [`Error::Incompatible`] that names both pieces.
     pub fn check(&self, psi: &dyn Surrogate, caps: Capabilities) -> Result<()> {
         let r = self.requirements();

@@ -2,8 +2,8 @@
 //!
 //! Admissible domain (quasi-concave and increasing on the super-level set of 0): β ≥ 0 and
 //! β ≤ α ≤ β + 1. The thesis prints the condition with α and β swapped ("α ≤ −1 or α ≥ 0,
-//! 0 ≤ β − α ≤ 1"), which would exclude margin rescaling (α = 1, β = 0) itself; DESIGN §2 gives
-//! the corrected form used here. Margin rescaling is α = 1, β = 0 and slack rescaling α = β = 1.
+//! 0 ≤ β − α ≤ 1"), which would exclude margin rescaling (α = 1, β = 0) itself; the corrected
+//! form used here is the one under which margin and slack rescaling are both admissible. Margin rescaling is α = 1, β = 0 and slack rescaling α = β = 1.
 
 use bicrit_core::{Error, Result};
 

@@ -1,5 +1,5 @@
 //! Bi-criteria surrogate losses `max_y ψ(h(y), g(y))` (thesis §`sec:quasi_convex_surrogate`,
-//! table `table:surrogate`; DESIGN §2). The family trait is [`Surrogate`]; each implementation
+//! table `table:surrogate`; docs/architecture.md "Surrogates"). The family trait is [`Surrogate`]; each implementation
 //! lives in its own module, and [`by_name`] builds one from its registry name and parameters.
 //!
 //! | name | ψ(h, g) | module |

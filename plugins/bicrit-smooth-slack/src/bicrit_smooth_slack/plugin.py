@@ -4,20 +4,18 @@ from __future__ import annotations
 
 from bicrit.hookspecs import hookimpl
 from bicrit.registry import Registrar
+from bicrit.surrogates import capabilities
 
 from bicrit_smooth_slack.surrogate import SmoothSlack
 
-#: What the registry shows for this surrogate (``bicrit plugins``); the built-ins' keys plus
-#: ``tangent`` and ``learners``.
+#: What the registry shows for this surrogate (``bicrit plugins``): what the native core accepts it
+#: with (affine/convex in h, searches, learners — judged as for the built-ins, from the class's
+#: ``affine_in_h``/``convex_in_h``), plus its factors, parameters and ``tangent``.
 CAPABILITIES = {
     "factors": "h = m, g = L",
     "params": {"tau": "> 0 (default 0.5)"},
-    "product_form": False,
-    "affine_in_h": False,
-    "convex_in_h": True,  # g·τ·softplus((h+1)/τ) is convex in h for g ≥ 0
     "tangent": True,
-    "searches": ["convex-hull", "convex-hull-ban", "convex-hull-kbest"],
-    "learners": ["sgd"],
+    **capabilities(SmoothSlack()),
 }
 
 

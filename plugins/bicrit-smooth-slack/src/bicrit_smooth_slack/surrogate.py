@@ -9,7 +9,8 @@ softplus smoothing at temperature τ gives ψ_τ:
   one (m ≥ 0), the task loss itself;
 * τ = 1 is bicrit's loss-scaled log loss g·log(1 + e^h) shifted by one unit of margin.
 
-Properties (what a bicrit search needs, DESIGN §2–3). Write f(h) = τ·softplus((h + 1)/τ):
+Properties (what a bicrit search needs; bicrit's docs/architecture.md, "Surrogates").
+Write f(h) = τ·softplus((h + 1)/τ):
 f > 0, f' = σ((h + 1)/τ) > 0, and f is log-concave (the integral of the log-concave sigmoid), so
 
 * ψ is increasing in h (ψ_h = g·σ > 0 for g > 0) and in g (ψ_g = f > 0);

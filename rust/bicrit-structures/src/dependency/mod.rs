@@ -138,34 +138,7 @@ impl Dependency {
 
     /// Checks the shape of a label against a sentence of `n` tokens (not the tree property).
     fn check_shape(&self, y: &DepLabel, n: usize) -> Result<()> {
-        if y.heads.len() != n {
-            return Err(Error::input(format!(
-                "heads has {} entries but the sentence has {n} tokens",
-                y.heads.len()
-            )));
-        }
-        if let Some((j, &h)) = y.heads.iter().enumerate().find(|(_, &h)| h as usize > n) {
-            return Err(Error::input(format!("heads[{j}] = {h} is outside 0..={n}")));
-        }
-        if self.labeled() {
-            if y.rels.len() != n {
-                return Err(Error::input(format!(
-                    "rels has {} entries but the sentence has {n} tokens",
-                    y.rels.len()
-                )));
-            }
-            if let Some((j, &r)) = y.rels.iter().enumerate().find(|(_, &r)| r as usize >= self.n_relations) {
-                return Err(Error::input(format!(
-                    "rels[{j}] = {r} is not a relation id (0..{})",
-                    self.n_relations
-                )));
-            }
-        } else if !y.rels.is_empty() {
-            return Err(Error::input(
-                "an unlabeled dependency structure takes heads only (rels must be empty)",
-            ));
-        }
-        Ok(())
+        y.check_shape(n, self.labeled(), self.n_relations).map_err(Error::input)
     }
 
     /// Per-token (loss, indicator-set Hamming) of attaching token d to head h with relation r.
@@ -301,30 +274,78 @@ impl Dependency {
 
     /// The `k` best trees under `table`, skipping banned ones.
     fn decode(&self, table: &ArcTable, k: usize, ban: &[DepLabel]) -> Result<Vec<Tree>> {
-        let labeled = self.labeled();
-        let banned = |heads: &[u32], rels: &[u32]| {
-            ban.iter().any(|b| b.heads == heads && (!labeled || b.rels == rels))
-        };
-        let total = k.saturating_add(ban.len());
-        if self.projective {
-            if eisner::chart_entries(table.n(), total) > MAX_CHART_ENTRIES {
-                return Err(Error::input(format!(
-                    "k + |ban| = {total} is too large for a {}-token sentence (Eisner's k-best chart \
-                     would exceed {MAX_CHART_ENTRIES} entries)",
-                    table.n()
-                )));
-            }
-            let mut trees = eisner::eisner_kbest(table, total);
-            trees.retain(|t| !banned(&t.heads, &t.rels));
-            trees.truncate(k);
-            Ok(trees)
-        } else {
-            Ok(cle::cle_kbest(table, k, total, |h, r| !banned(h, r)))
-        }
+        kbest_trees(table, self.projective, self.labeled(), k, ban)
     }
 
     fn to_label(&self, t: Tree) -> DepLabel {
-        DepLabel { heads: t.heads, rels: if self.labeled() { t.rels } else { Vec::new() } }
+        DepLabel::of_tree(t, self.labeled())
+    }
+}
+
+/// The `k` best trees under `table` (Eisner when `projective`, else Chu–Liu–Edmonds k-best),
+/// skipping the banned ones (relations compared only when `labeled`); shared by the featurized
+/// structure and the score-level one.
+pub(crate) fn kbest_trees(
+    table: &ArcTable,
+    projective: bool,
+    labeled: bool,
+    k: usize,
+    ban: &[DepLabel],
+) -> Result<Vec<Tree>> {
+    let banned =
+        |heads: &[u32], rels: &[u32]| ban.iter().any(|b| b.heads == heads && (!labeled || b.rels == rels));
+    let total = k.saturating_add(ban.len());
+    if projective {
+        if eisner::chart_entries(table.n(), total) > MAX_CHART_ENTRIES {
+            return Err(Error::input(format!(
+                "k + |ban| = {total} is too large for a {}-token sentence (Eisner's k-best chart \
+                 would exceed {MAX_CHART_ENTRIES} entries)",
+                table.n()
+            )));
+        }
+        let mut trees = eisner::eisner_kbest(table, total);
+        trees.retain(|t| !banned(&t.heads, &t.rels));
+        trees.truncate(k);
+        Ok(trees)
+    } else {
+        Ok(cle::cle_kbest(table, k, total, |h, r| !banned(h, r)))
+    }
+}
+
+impl DepLabel {
+    /// Checks the shape against a sentence of `n` tokens (not the tree property): a head in 0..=n
+    /// per token and, when `labeled`, a relation id below `n_relations` per token (none
+    /// otherwise). The message names the field.
+    pub(crate) fn check_shape(
+        &self,
+        n: usize,
+        labeled: bool,
+        n_relations: usize,
+    ) -> std::result::Result<(), String> {
+        if self.heads.len() != n {
+            return Err(format!("heads has {} entries but the sentence has {n} tokens", self.heads.len()));
+        }
+        if let Some((j, &h)) = self.heads.iter().enumerate().find(|(_, &h)| h as usize > n) {
+            return Err(format!("heads[{j}] = {h} is outside 0..={n}"));
+        }
+        if !labeled {
+            return match self.rels.is_empty() {
+                true => Ok(()),
+                false => Err("unlabeled trees take heads only (rels must be empty)".to_string()),
+            };
+        }
+        if self.rels.len() != n {
+            return Err(format!("rels has {} entries but the sentence has {n} tokens", self.rels.len()));
+        }
+        match self.rels.iter().enumerate().find(|(_, &r)| r as usize >= n_relations) {
+            Some((j, &r)) => Err(format!("rels[{j}] = {r} is not a relation id (0..{n_relations})")),
+            None => Ok(()),
+        }
+    }
+
+    /// The label of a decoded tree (relations kept only when `labeled`).
+    pub(crate) fn of_tree(t: Tree, labeled: bool) -> Self {
+        DepLabel { heads: t.heads, rels: if labeled { t.rels } else { Vec::new() } }
     }
 }
 

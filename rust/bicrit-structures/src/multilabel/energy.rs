@@ -178,8 +178,7 @@ pub(crate) fn z_bounds(mu_i: f64, mu_j: f64) -> (f64, f64) {
 }
 
 /// Optimal z for node marginals: a linear objective `c·z` over `z_bounds` is maximised at the
-/// upper end when c > 0 and at the lower end when c < 0 (DESIGN §3 "Answers and fractional
-/// labels": on an edge with ½ endpoints the LP-optimal edge marginals depend on the sign of the
+/// upper end when c > 0 and at the lower end when c < 0 (on an edge with ½ endpoints the LP-optimal edge marginals depend on the sign of the
 /// edge's interaction weight). `signs` are tried in order; the first non-zero decides; when all
 /// are zero the product μ_i·μ_j (independence) is used — every choice then has the same value.
 pub(crate) fn best_z(mu_i: f64, mu_j: f64, signs: &[f64]) -> f64 {

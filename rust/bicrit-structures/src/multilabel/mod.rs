@@ -1,4 +1,4 @@
-//! Multi-label classification as a pairwise binary MRF over an edge set (DESIGN §4; the thesis's
+//! Multi-label classification as a pairwise binary MRF over an edge set (the thesis's
 //! fully pairwise model after Finley & Joachims 2008, used on yeast, RCV1, bibtex, mediamill).
 //!
 //! **Joint feature map.** For K labels, d input features and edges E (oriented i < j):

@@ -1,5 +1,5 @@
 //! Relaxed mode: the λ-oracle over the local polytope of the pairwise MRF (thesis ch. 4: the
-//! convex hull search works over LP-relaxed labels; DESIGN §4).
+//! convex hull search works over LP-relaxed labels).
 //!
 //! * Plain and lexicographic queries go to QPBO (max-flow, [`super::qpbo`]) when possible:
 //!   no tie-break; a separable primary (λ = ∞ with terms only: fix every label whose coefficient is

@@ -21,7 +21,7 @@ use bicrit_core::{Capabilities, Error, Objective, Result, SparseVec, Terms};
 use super::{check_finite_named, ScoreStructure};
 use crate::dependency::arcs::{ArcTable, Tree};
 use crate::dependency::val::Val;
-use crate::dependency::{cle, eisner, tree, DepLabel, MAX_CHART_ENTRIES};
+use crate::dependency::{kbest_trees, tree, DepLabel};
 use crate::{Scored, Structure, TermQuery};
 
 /// A batch of arc scores (see the module documentation).
@@ -110,35 +110,8 @@ impl ScoreTree {
     }
 
     fn check_shape(&self, b: usize, y: &DepLabel, what: &str) -> Result<()> {
-        let n = self.lengths[b];
-        if y.heads.len() != n {
-            return Err(Error::input(format!(
-                "{what}: heads has {} entries but sentence {b} has {n} tokens",
-                y.heads.len()
-            )));
-        }
-        if let Some((j, &h)) = y.heads.iter().enumerate().find(|(_, &h)| h as usize > n) {
-            return Err(Error::input(format!("{what}: heads[{j}] = {h} is outside 0..={n}")));
-        }
-        if self.labeled() {
-            if y.rels.len() != n {
-                return Err(Error::input(format!(
-                    "{what}: rels has {} entries but sentence {b} has {n} tokens",
-                    y.rels.len()
-                )));
-            }
-            if let Some((j, &r)) = y.rels.iter().enumerate().find(|(_, &r)| r as usize >= self.n_relations) {
-                return Err(Error::input(format!(
-                    "{what}: rels[{j}] = {r} is not a relation id (0..{})",
-                    self.n_relations
-                )));
-            }
-        } else if !y.rels.is_empty() {
-            return Err(Error::input(format!(
-                "{what}: unlabeled trees take heads only (rels must be empty)"
-            )));
-        }
-        Ok(())
+        y.check_shape(self.lengths[b], self.labeled(), self.n_relations)
+            .map_err(|m| Error::input(format!("{what} of sentence {b}: {m}")))
     }
 
     /// Fails when a score sentence `b` uses is NaN or infinite.
@@ -233,30 +206,11 @@ impl ScoreTree {
 
     /// The `k` best trees under `table`, skipping banned ones.
     fn decode(&self, table: &ArcTable, k: usize, ban: &[DepLabel]) -> Result<Vec<Tree>> {
-        let labeled = self.labeled();
-        let banned = |heads: &[u32], rels: &[u32]| {
-            ban.iter().any(|b| b.heads == heads && (!labeled || b.rels == rels))
-        };
-        let total = k.saturating_add(ban.len());
-        if self.projective {
-            if eisner::chart_entries(table.n(), total) > MAX_CHART_ENTRIES {
-                return Err(Error::input(format!(
-                    "k + |ban| = {total} is too large for a {}-token sentence (Eisner's k-best chart \
-                     would exceed {MAX_CHART_ENTRIES} entries)",
-                    table.n()
-                )));
-            }
-            let mut trees = eisner::eisner_kbest(table, total);
-            trees.retain(|t| !banned(&t.heads, &t.rels));
-            trees.truncate(k);
-            Ok(trees)
-        } else {
-            Ok(cle::cle_kbest(table, k, total, |h, r| !banned(h, r)))
-        }
+        kbest_trees(table, self.projective, self.labeled(), k, ban)
     }
 
     fn to_label(&self, t: Tree) -> DepLabel {
-        DepLabel { heads: t.heads, rels: if self.labeled() { t.rels } else { Vec::new() } }
+        DepLabel::of_tree(t, self.labeled())
     }
 }
 
