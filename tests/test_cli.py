@@ -198,6 +198,29 @@ def test_ctrl_c_stops_the_command_marks_it_and_exits_130(capsys, monkeypatch, tm
     assert "interrupted" in captured.err and len(captured.err.strip().splitlines()) == 2
 
 
+def test_ctrl_c_before_a_later_fit_s_first_epoch_is_said(capsys, monkeypatch, tmp_path) -> None:
+    from bicrit import MultiLabelSVM
+
+    monkeypatch.setenv("BICRIT_DATA", str(tmp_path / "none"))
+    original = MultiLabelSVM.fit
+
+    def slack_never_finishes(self, X, Y=None, **kw):
+        if self.surrogate == "slack":
+            raise KeyboardInterrupt
+        return original(self, X, Y, **kw)
+
+    monkeypatch.setattr(MultiLabelSVM, "fit", slack_never_finishes)
+    assert main(["train", "--epochs", "2"]) == 130
+    captured = capsys.readouterr()
+    header = next(line for line in captured.out.splitlines() if "margin" in line)
+    assert header.split() == ["margin"]
+    assert captured.out.rstrip().endswith(
+        "slack (interrupted): stopped before its first epoch finished, not in the table"
+    )
+    last = captured.err.strip().splitlines()[-1]
+    assert last == "bicrit train: interrupted (Ctrl-C): the table shows what finished"
+
+
 def test_warnings_are_one_line(capsys, monkeypatch, tmp_path) -> None:
     import warnings
 
@@ -266,7 +289,11 @@ def test_real_ctrl_c_stops_the_whole_default_train(tmp_path) -> None:
         ]
         return
     header = next(line for line in out.splitlines() if "margin" in line or "slack" in line)
-    assert header.rstrip().endswith("(interrupted)")
+    last = out.rstrip().splitlines()[-1]
+    if last.startswith("slack (interrupted): stopped before its first epoch"):
+        assert header.split() == ["margin"]  # the slack fit had no finished epoch to show
+    else:
+        assert header.rstrip().endswith("(interrupted)")
     assert lines[-1] == "bicrit train: interrupted (Ctrl-C): the table shows what finished"
 
 

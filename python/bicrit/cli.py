@@ -357,12 +357,13 @@ def _cmd_train(args: argparse.Namespace) -> int:
     columns: list[str] = []
     results: list[tuple[Any, dict[str, Any], dict[str, Any]]] = []
     interrupted = False
+    cut: str | None = None  # a fit stopped before its first epoch: no column, a line instead
     for name in surrogates:
         est = _estimator_for(train, _params(args, name))
         try:
             est.fit(train)
         except KeyboardInterrupt:  # nothing of this fit finished
-            interrupted = True
+            interrupted, cut = True, name
             break
         columns.append(name + (" (interrupted)" if est.interrupted_ else ""))
         results.append((est, est.training_summary(), est.report(test)))
@@ -386,6 +387,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
     ]
     print(type(est0).__name__ + (" (C chosen on held-out data, --tune)" if args.tune else ""))
     _print_table(columns, rows)
+    if cut is not None:
+        print(f"{cut} (interrupted): stopped before its first epoch finished, not in the table")
     if save is not None and not interrupted:
         est0.save(save)
         print(f"saved: {save}")
