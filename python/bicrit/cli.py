@@ -362,6 +362,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
         ("learner", [s["learner"] for _, s, _ in results]),
         ("search", [s["search"] for _, s, _ in results]),
     ]
+    if any("edges" in s for _, s, _ in results):  # the label graph and why (edges="auto")
+        rows.append(("label graph", [s.get("edges", "") for _, s, _ in results]))
     print(type(est0).__name__ + (" (C chosen on held-out data, --tune)" if args.tune else ""))
     _print_table(columns, rows)
     if save is not None and not interrupted:

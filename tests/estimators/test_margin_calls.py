@@ -29,10 +29,12 @@ LEARNERS = ["sgd", "bcfw", "cutting-plane"]
 
 
 @pytest.mark.parametrize("learner", LEARNERS)
-@pytest.mark.parametrize("inference", ["exact", "relaxed"])
+@pytest.mark.parametrize("inference", ["exact", "relaxed", "tree"])
 def test_multilabel(emotions, learner, inference):
     tr, _ = emotions
     kw = {"learner": learner, "inference": inference, "max_epochs": 2, "random_state": 0}
+    if inference == "tree":
+        kw["edges"] = "tree"
     _check(
         MultiLabelSVM(surrogate="margin", **kw).fit(tr),
         MultiLabelSVM(surrogate="slack", **kw).fit(tr),
@@ -82,9 +84,9 @@ def test_linear_members_of_the_scaling_families(emotions, params):
     """β-scaling with β = 0 and generalized scaling with α = 1, β = 0 are margin rescaling."""
     tr, _ = emotions
     name = "beta" if len(params) == 1 else "generalized"
-    est = MultiLabelSVM(
-        surrogate=name, surrogate_params=params, max_epochs=2, random_state=0
-    ).fit(tr)
+    est = MultiLabelSVM(surrogate=name, surrogate_params=params, max_epochs=2, random_state=0).fit(
+        tr
+    )
     ref = MultiLabelSVM(surrogate="margin", max_epochs=2, random_state=0).fit(tr)
     _check(est)
     np.testing.assert_array_equal(est.coef_, ref.coef_)

@@ -519,6 +519,7 @@ class StructuredSVM(BaseEstimator):
             "search": self.search_,
             "learner": getattr(self, "learner_", self.learner),
             "C": getattr(self, "C_", None),
+            **getattr(self.structure_, "history_labels", dict)(),
         }
 
     # ---------------------------------------------------------------- pickling / saving

@@ -429,13 +429,14 @@ class Training:
         from bicrit.learners import check
 
         name = str(getattr(surrogate, "name", surrogate))
+        extra = self._structure_labels()
         if warmup <= 0:
             return [
                 Phase(
                     "main",
                     lambda _: self.runner(surrogate, search, w0=w0),
                     epochs,
-                    {"surrogate": name},
+                    {"surrogate": name, **extra},
                 )
             ]
         check(self.learner.name, surrogate, search, self.structure)
@@ -452,12 +453,18 @@ class Training:
                 "warmup",
                 lambda _: self.runner("margin", warmup_search, w0=w0),
                 warmup,
-                {"surrogate": "margin"},
+                {"surrogate": "margin", **extra},
             ),
-            Phase("main", main, epochs - warmup, {"surrogate": name}),
+            Phase("main", main, epochs - warmup, {"surrogate": name, **extra}),
         ]
+
+    def _structure_labels(self) -> dict[str, Any]:
+        labels = getattr(self.structure, "history_labels", None)
+        return dict(labels()) if callable(labels) else {}
 
     def resume(self, runner: Any, surrogate: Any, epochs: int) -> Phase:
         """A phase that continues ``runner`` itself (weights, averages, warm starts)."""
         name = str(getattr(surrogate, "name", surrogate))
-        return Phase("main", lambda _: runner, epochs, {"surrogate": name})
+        return Phase(
+            "main", lambda _: runner, epochs, {"surrogate": name, **self._structure_labels()}
+        )
