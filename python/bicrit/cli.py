@@ -362,10 +362,10 @@ def _cmd_train(args: argparse.Namespace) -> int:
         ("learner", [s["learner"] for _, s, _ in results]),
         ("search", [s["search"] for _, s, _ in results]),
     ]
-    if any("edges" in s for _, s, _ in results):  # the label graph and why (edges="auto")
-        rows.append(("label graph", [s.get("edges", "") for _, s, _ in results]))
     print(type(est0).__name__ + (" (C chosen on held-out data, --tune)" if args.tune else ""))
     _print_table(columns, rows)
+    for graph in dict.fromkeys(s["edges"] for _, s, _ in results if "edges" in s):
+        print(f"label graph: {graph}")  # the graph edges="auto" chose, and why
     if save is not None and not interrupted:
         est0.save(save)
         print(f"saved: {save}")
