@@ -80,10 +80,7 @@ impl Forest {
         let add = |a: (f64, f64), b: (f64, f64)| (a.0 + b.0, a.1 + b.1);
         let better = |a: (f64, f64), b: (f64, f64)| a.0 > b.0 || (a.0 == b.0 && a.1 > b.1);
         // best[v][s]: the best value of v's subtree with y_v = s
-        let mut best = vec![[(0.0, 0.0); 2]; k];
-        for v in 0..k {
-            best[v] = [node(v, 0), node(v, 1)];
-        }
+        let mut best: Vec<[(f64, f64); 2]> = (0..k).map(|v| [node(v, 0), node(v, 1)]).collect();
         // choice[v][s_parent]: y_v in the best subtree of v given its parent's value
         let mut choice = vec![[0u8; 2]; k];
         for &v in self.order.iter().rev() {
