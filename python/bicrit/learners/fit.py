@@ -139,6 +139,52 @@ def early_stopping(metric: str, patience: int = 3) -> Callable[[Epoch], None]:
     return callback
 
 
+#: The default stability rule: at most this share of the probe's predictions changed …
+STABLE_SHARE = 0.01
+#: … in this many epochs running.
+STABLE_PATIENCE = 3
+#: Training instances decoded after each epoch to see whether the predictions still change.
+PROBE_SIZE = 1000
+
+
+def stable_predictions(
+    predict: Callable[[np.ndarray], Sequence[Any]],
+    share: float = STABLE_SHARE,
+    patience: int = STABLE_PATIENCE,
+    phases: Sequence[str] = ("main",),
+) -> Callable[[Epoch], None]:
+    """A callback ending the fit once further epochs no longer change the predictions:
+    ``predict(averaged weights)`` (a fixed probe of the training data, decoded) differs from the
+    previous epoch's on at most ``share`` of the probe for ``patience`` epochs running. It adds
+    ``changed`` (that share) to each row, and acts in the listed ``phases`` only (a warm-up is
+    never ended by it)."""
+    if patience < 1:
+        raise ValueError(f"patience must be ≥ 1, got {patience}")
+    state: dict[str, Any] = {"prev": None, "calm": 0}
+
+    def callback(event: Epoch) -> None:
+        if event.phase.name not in phases:
+            state["prev"], state["calm"] = None, 0
+            return
+        now = list(predict(averaged_weights(event.runner)))
+        prev = state["prev"]
+        state["prev"] = now
+        if prev is None or not now:
+            return
+        changed = sum(not _same(a, b) for a, b in zip(prev, now, strict=True)) / len(now)
+        event.row["changed"] = changed
+        state["calm"] = state["calm"] + 1 if changed <= share else 0
+        event.stop = event.stop or state["calm"] >= patience
+
+    return callback
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, tuple | list) and isinstance(b, tuple | list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return bool(np.array_equal(np.asarray(a), np.asarray(b)))
+
+
 @dataclass
 class Epoch:
     """What a callback receives after each epoch: the epoch's history ``row`` (add entries to it
