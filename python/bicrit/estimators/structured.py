@@ -402,7 +402,7 @@ class StructuredSVM(BaseEstimator):
             tol=self.tol,
             certified=self.tol is not None,
             callbacks=([] if callback is None else [lambda e: callback(e.row)])
-            + ([] if self.n_iter_no_change is None else [self._stability(structure, X)]),
+            + ([] if self.n_iter_no_change is None else [self._stability(structure, X, Y)]),
             history=rows,
             progress=f"{type(self).__name__} ({learner})" if self.verbose else None,
             total=int(self.max_epochs),
@@ -433,15 +433,13 @@ class StructuredSVM(BaseEstimator):
         self._set_n_features(Xn)
         return self
 
-    def _stability(self, structure: Any, X: Any) -> Any:
+    def _stability(self, structure: Any, X: Any, Y: Any) -> Any:
         """The default rule that ends a fit once further epochs no longer change the
         predictions (:func:`bicrit.learners.fit.stable_predictions`) on a seeded probe of at
         most ``PROBE_SIZE`` training instances."""
         from bicrit.learners.fit import PROBE_SIZE, stable_predictions
 
-        n = validation.n_rows(X)
-        if n is None:
-            n = len(X)
+        n = int(validation.n_rows(Y) or 0)  # X may be a tuple, e.g. (hashed features, offsets)
         rng = np.random.default_rng([0 if self.random_state is None else self.random_state, 11])
         idx = np.sort(rng.choice(n, size=min(n, PROBE_SIZE), replace=False)).tolist()
         probe = structure.take(X, idx)
