@@ -224,6 +224,12 @@ def test_stable_predictions_stop_once_the_probe_settles() -> None:
     # compared with 3 (30 % changed), then 1 %, 0 %, 1 %: three calm epochs end the fit at 7
     assert [r.get("changed") for r in result.rows] == [None, None, None, 0.3, 0.01, 0.0, 0.01]
     assert result.stopped and len(result.rows) == 7
+    # predictions that never move (a model still predicting nothing) have not settled
+    frozen = Fit(
+        [Phase("main", lambda _: Scripted([5, 4, 3, 2, 1, 0]), 6)],
+        callbacks=[stable_predictions(lambda w: [np.zeros(3)] * 10, patience=2)],
+    ).run()
+    assert not frozen.stopped and len(frozen.rows) == 6
 
 
 def test_estimators_stop_when_predictions_settle_unless_told_not_to() -> None:

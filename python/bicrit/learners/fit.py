@@ -155,16 +155,18 @@ def stable_predictions(
 ) -> Callable[[Epoch], None]:
     """A callback ending the fit once further epochs no longer change the predictions:
     ``predict(averaged weights)`` (a fixed probe of the training data, decoded) differs from the
-    previous epoch's on at most ``share`` of the probe for ``patience`` epochs running. It adds
-    ``changed`` (that share) to each row, and acts in the listed ``phases`` only (a warm-up is
-    never ended by it)."""
+    previous epoch's on at most ``share`` of the probe for ``patience`` epochs running, after
+    they have moved (more than ``share`` changed in some epoch): predictions that never moved
+    from the first epoch's — a model still predicting nothing, e.g. at a small C — have not
+    settled. It adds ``changed`` (that share) to each row, and acts in the listed ``phases``
+    only (a warm-up is never ended by it)."""
     if patience < 1:
         raise ValueError(f"patience must be ≥ 1, got {patience}")
-    state: dict[str, Any] = {"prev": None, "calm": 0}
+    state: dict[str, Any] = {"prev": None, "calm": 0, "moved": False}
 
     def callback(event: Epoch) -> None:
         if event.phase.name not in phases:
-            state["prev"], state["calm"] = None, 0
+            state["prev"], state["calm"], state["moved"] = None, 0, False
             return
         now = list(predict(averaged_weights(event.runner)))
         prev = state["prev"]
@@ -173,7 +175,8 @@ def stable_predictions(
             return
         changed = sum(not _same(a, b) for a, b in zip(prev, now, strict=True)) / len(now)
         event.row["changed"] = changed
-        state["calm"] = state["calm"] + 1 if changed <= share else 0
+        state["moved"] = state["moved"] or changed > share
+        state["calm"] = state["calm"] + 1 if changed <= share and state["moved"] else 0
         event.stop = event.stop or state["calm"] >= patience
 
     return callback
