@@ -34,6 +34,8 @@ def test_train_default_compares_margin_and_slack_on_the_bundled_set(
     assert header.split() == ["margin", "slack"]
     for row in ("test subset acc", "test Hamming loss", "fit time", "calls per inference"):
         assert row in out
+    # emotions has 6 labels: edges="auto" keeps the full graph, and says so
+    assert "label graph: auto: full graph (15 edges): 6 labels ≤ 16" in out
 
 
 def test_train_evaluate_predict_on_a_named_dataset(

@@ -266,7 +266,8 @@ def multilabel_structure(
     relaxed_solver: str = "qpbo",
 ) -> object:
     """The ``multilabel`` structure (a ``NativeStructure``); ``edges`` is ``"full"``, ``"chain"``
-    or (i, j) pairs."""
+    or (i, j) pairs; ``inference`` is ``"exact"``, ``"relaxed"``, ``"tree"`` (a forest's exact
+    DP) or ``"auto"`` (exact up to 16 labels, tree on a forest beyond, else relaxed)."""
 
 def multilabel_chow_liu(y: object) -> list[tuple[int, int]]:
     """Chow–Liu tree (i < j pairs) of an (n, K) int64 0/1 label matrix."""

@@ -200,3 +200,48 @@ def test_validation_and_early_stopping_callbacks() -> None:
     # best .7 at epoch 2, no improvement for three epochs: stop after epoch 5
     assert [r["dev_f1"] for r in result.rows] == [0.5, 0.7, 0.6, 0.65, 0.69]
     assert result.stopped
+
+
+def test_stable_predictions_stop_once_the_probe_settles() -> None:
+    from bicrit.learners.fit import stable_predictions
+
+    # 100 probe predictions per epoch; epoch k changes the listed number of them
+    changes = [0, 0, 5, 30, 1, 0, 1, 0]  # by the runner's weight (its epoch number)
+    state = {"k": 0, "labels": np.zeros(100, dtype=int)}
+
+    def predict(w):
+        n = changes[int(w[0]) - 1]
+        state["labels"] = state["labels"].copy()
+        state["labels"][:n] += 1
+        return [np.array([v, 1]) for v in state["labels"]]  # items compared as arrays
+
+    phases = [
+        Phase("warmup", lambda _: Scripted([9.0, 8.9]), 2),
+        Phase("main", lambda prev: Scripted([8, 7, 6, 5, 4, 3], w=prev.w), 6),
+    ]
+    result = Fit(phases, callbacks=[stable_predictions(predict, share=0.01, patience=3)]).run()
+    # the warm-up is never ended by it and starts no comparison; in the main phase epoch 4 is
+    # compared with 3 (30 % changed), then 1 %, 0 %, 1 %: three calm epochs end the fit at 7
+    assert [r.get("changed") for r in result.rows] == [None, None, None, 0.3, 0.01, 0.0, 0.01]
+    assert result.stopped and len(result.rows) == 7
+    # predictions that never move (a model still predicting nothing) have not settled
+    frozen = Fit(
+        [Phase("main", lambda _: Scripted([5, 4, 3, 2, 1, 0]), 6)],
+        callbacks=[stable_predictions(lambda w: [np.zeros(3)] * 10, patience=2)],
+    ).run()
+    assert not frozen.stopped and len(frozen.rows) == 6
+
+
+def test_estimators_stop_when_predictions_settle_unless_told_not_to() -> None:
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    X = (X - X.mean(0)) / X.std(0)
+    kw = {"structure": "multiclass", "C": 1.0, "max_epochs": 60, "tol": None, "random_state": 0}
+    settled = bicrit.StructuredSVM(**kw).fit(X, y)
+    full = bicrit.StructuredSVM(n_iter_no_change=None, **kw).fit(X, y)
+    assert full.n_epochs_ == 60 and "changed" not in full.history_.columns
+    assert settled.n_epochs_ < 60
+    assert all(c <= 0.01 for c in settled.history_["changed"].to_list()[-3:])
+    with pytest.raises(bicrit.errors.InvalidParameterError, match="n_iter_no_change"):
+        bicrit.StructuredSVM(n_iter_no_change=0).fit(X, y)

@@ -185,7 +185,7 @@ def test_initialize_dense_and_sparse_and_edge_sets() -> None:
     assert np.array_equal(as_array.edges_, tree.edges_)
     w = rng.normal(size=dense.size_joint_feature)
     assert np.array_equal(dense.batch_predict(w, X), sparse.batch_predict(w, sp.csr_matrix(X)))
-    big = bicrit.structure("multilabel", n_labels=20, n_features=5)
+    big = bicrit.structure("multilabel", edges="full", n_labels=20, n_features=5)
     assert big.inference_ == "relaxed" and big.capabilities["relaxed"]
     assert dense.capabilities == {
         "ban": True,
@@ -314,7 +314,7 @@ def test_bad_parameters(params: dict, match: str) -> None:
 
 def test_exact_refuses_large_k_and_relaxed_refuses_ban_and_kbest() -> None:
     with pytest.raises(InvalidParameterError, match="inference='relaxed'"):
-        bicrit.structure("multilabel", inference="exact", n_labels=17, n_features=1)
+        bicrit.structure("multilabel", edges="full", inference="exact", n_labels=17, n_features=1)
     s = bicrit.structure("multilabel", inference="relaxed", n_labels=3, n_features=1)
     w = np.ones(s.size_joint_feature)
     with pytest.raises(UnsupportedQueryError, match="ban"):

@@ -97,6 +97,7 @@ class DependencySVM(StructuredSVM):
         C: float = 1.0,
         max_epochs: int = 50,
         tol: float | None = 1e-3,
+        n_iter_no_change: int | None = 3,
         n_jobs: int | None = None,
         random_state: int | None = None,
         warm_start: bool = False,

@@ -29,10 +29,16 @@ class MultiLabelSVM(StructuredSVM):
 
     Parameters
     ----------
-    edges : {"full", "tree", "chain"} or list of (i, j), default "full"
-        Label pairs with a pairwise factor (``"full"`` is the thesis's model).
-    inference : {"auto", "exact", "relaxed"}, default "auto"
-        Exact enumeration up to 16 labels, the LP relaxation (QPBO) beyond.
+    edges : {"auto", "full", "tree", "chain"} or list of (i, j), default "auto"
+        Label pairs with a pairwise factor. ``"auto"``: the full graph (the thesis's model) up
+        to 16 labels; beyond, the Chow–Liu tree of the training labels (maximum spanning tree
+        of their pairwise mutual information), whose inference is an exact O(K) tree dynamic
+        program — memory and time per example stay linear in K, where the full graph's grow
+        with K². ``edges_kind_``/``edges_reason_`` (and ``history_``'s ``edges`` column) say
+        which graph was used and why.
+    inference : {"auto", "exact", "tree", "relaxed"}, default "auto"
+        Exact enumeration up to 16 labels; beyond, the tree dynamic program when the edges form
+        a forest, else the LP relaxation (QPBO).
     scale : bool, default True
         Standardize the features inside the model: dense columns to zero mean and unit variance,
         sparse columns to unit maximum absolute value (no centering, sparsity kept). The
@@ -42,14 +48,16 @@ class MultiLabelSVM(StructuredSVM):
     The other parameters are :class:`StructuredSVM`'s.
 
     Attributes: those of :class:`StructuredSVM`, ``scale_mean_``/``scale_std_`` (the scaling
-    learned in ``fit``, None when off) and ``label_names_`` (from a dataset, else None).
+    learned in ``fit``, None when off), ``label_names_`` (from a dataset, else None),
+    ``edges_kind_`` (``"full"``, ``"tree"``, ``"chain"`` or ``"explicit"``) and
+    ``edges_reason_`` (why that graph).
     """
 
     dataset_type = datasets.MultiLabelDataset
 
     def __init__(
         self,
-        edges: Any = "full",
+        edges: Any = "auto",
         inference: str = "auto",
         scale: bool = True,
         surrogate: Any = "margin",
@@ -58,6 +66,7 @@ class MultiLabelSVM(StructuredSVM):
         C: float = 1.0,
         max_epochs: int = 50,
         tol: float | None = 1e-3,
+        n_iter_no_change: int | None = 3,
         n_jobs: int | None = None,
         random_state: int | None = None,
         warm_start: bool = False,
@@ -78,6 +87,11 @@ class MultiLabelSVM(StructuredSVM):
             "inference": self.inference,
             "label_names": getattr(self, "label_names_", None),
         }
+
+    def _finish(self, result: Any, training: Any) -> None:
+        super()._finish(result, training)
+        self.edges_kind_ = training.structure.edges_kind_
+        self.edges_reason_ = training.structure.edges_reason_
 
     def _check_params(self) -> None:
         super()._check_params()
@@ -149,6 +163,8 @@ class MultiLabelSVM(StructuredSVM):
         return {
             "scaled": getattr(self, "scale_std_", None) is not None,
             "label_names": getattr(self, "label_names_", None),
+            "edges_kind": getattr(self, "edges_kind_", None),
+            "edges_reason": getattr(self, "edges_reason_", None),
         }
 
     def _extra_arrays(self) -> dict[str, np.ndarray]:
@@ -177,3 +193,9 @@ class MultiLabelSVM(StructuredSVM):
             or not all(isinstance(n, str) for n in names)
         ):
             raise ModelFormatError(f"label_names must be {k} strings, got {names!r:.80}")
+        self.edges_kind_ = config.get("edges_kind")
+        self.edges_reason_ = config.get("edges_reason")
+        for name in ("edges_kind", "edges_reason"):
+            value = config.get(name)
+            if value is not None and not isinstance(value, str):
+                raise ModelFormatError(f"{name} must be a string, got {value!r:.80}")

@@ -75,6 +75,12 @@ class StructuredSVM(BaseEstimator):
         Passes over the training set.
     tol : float or None, default 1e-3
         Stopping tolerance (module docstring).
+    n_iter_no_change : int or None, default 3
+        The fit also stops once further epochs no longer change its predictions: after each
+        epoch of the main phase a seeded probe of at most 1000 training instances is decoded,
+        and when at most 1 % of them changed for ``n_iter_no_change`` epochs running the fit
+        ends (the share is ``history_``'s ``changed`` column). None: off (train until ``tol``
+        or ``max_epochs``, e.g. to reach an optimum to high precision).
     n_jobs : int or None, default None
         Threads for the parallel inferences (None: 1, -1: all cores). The model does not depend
         on it.
@@ -130,6 +136,7 @@ class StructuredSVM(BaseEstimator):
         C: float | str = 1.0,
         max_epochs: int = 50,
         tol: float | None = 1e-3,
+        n_iter_no_change: int | None = 3,
         n_jobs: int | None = None,
         random_state: int | None = None,
         warm_start: bool = False,
@@ -407,7 +414,8 @@ class StructuredSVM(BaseEstimator):
             plan,
             tol=self.tol,
             certified=self.tol is not None,
-            callbacks=[] if callback is None else [lambda e: callback(e.row)],
+            callbacks=([] if callback is None else [lambda e: callback(e.row)])
+            + ([] if self.n_iter_no_change is None else [self._stability(structure, X, Y)]),
             history=rows,
             progress=f"{type(self).__name__} ({learner})" if self.verbose else None,
             total=int(self.max_epochs),
@@ -437,6 +445,21 @@ class StructuredSVM(BaseEstimator):
             self.classes_ = classes
         self._set_n_features(Xn)
         return self
+
+    def _stability(self, structure: Any, X: Any, Y: Any) -> Any:
+        """The default rule that ends a fit once further epochs no longer change the
+        predictions (:func:`bicrit.learners.fit.stable_predictions`) on a seeded probe of at
+        most ``PROBE_SIZE`` training instances."""
+        from bicrit.learners.fit import PROBE_SIZE, stable_predictions
+
+        n = int(validation.n_rows(Y) or 0)  # X may be a tuple, e.g. (hashed features, offsets)
+        rng = np.random.default_rng([0 if self.random_state is None else self.random_state, 11])
+        idx = np.sort(rng.choice(n, size=min(n, PROBE_SIZE), replace=False)).tolist()
+        probe = structure.take(X, idx)
+        return stable_predictions(
+            lambda w: structure.batch_predict(w, probe, n_jobs=self.n_jobs),
+            patience=int(self.n_iter_no_change),
+        )
 
     def _set_coef(self, w: np.ndarray) -> None:
         self._w = w
@@ -532,6 +555,7 @@ class StructuredSVM(BaseEstimator):
             "search": self.search_,
             "learner": getattr(self, "learner_", self.learner),
             "C": getattr(self, "C_", None),
+            **getattr(self.structure_, "history_labels", dict)(),
         }
 
     # ---------------------------------------------------------------- pickling / saving

@@ -59,6 +59,9 @@ def check_common(est: Any) -> None:
         raise InvalidParameterError(f"max_epochs must be an int ≥ 1, got {m!r}")
     if est.tol is not None and (not _is_number(est.tol) or not est.tol >= 0):
         raise InvalidParameterError(f"tol must be a float ≥ 0 or None, got {est.tol!r}")
+    k = getattr(est, "n_iter_no_change", None)
+    if k is not None and (not is_count(k) or k < 1):
+        raise InvalidParameterError(f"n_iter_no_change must be an int ≥ 1 or None, got {k!r}")
     n_jobs = est.n_jobs
     if n_jobs is not None and n_jobs != -1 and not (is_count(n_jobs) and 1 <= n_jobs <= MAX_JOBS):
         raise InvalidParameterError(

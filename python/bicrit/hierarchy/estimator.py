@@ -179,6 +179,7 @@ class HierarchicalSVM(StructuredSVM):
         C: float | str = 1.0,
         max_epochs: int = 30,
         tol: float | None = 1e-3,
+        n_iter_no_change: int | None = 3,
         n_jobs: int | None = None,
         random_state: int | None = None,
         multilabel: bool | None = None,

@@ -139,6 +139,55 @@ def early_stopping(metric: str, patience: int = 3) -> Callable[[Epoch], None]:
     return callback
 
 
+#: The default stability rule: at most this share of the probe's predictions changed …
+STABLE_SHARE = 0.01
+#: … in this many epochs running.
+STABLE_PATIENCE = 3
+#: Training instances decoded after each epoch to see whether the predictions still change.
+PROBE_SIZE = 1000
+
+
+def stable_predictions(
+    predict: Callable[[np.ndarray], Sequence[Any]],
+    share: float = STABLE_SHARE,
+    patience: int = STABLE_PATIENCE,
+    phases: Sequence[str] = ("main",),
+) -> Callable[[Epoch], None]:
+    """A callback ending the fit once further epochs no longer change the predictions:
+    ``predict(averaged weights)`` (a fixed probe of the training data, decoded) differs from the
+    previous epoch's on at most ``share`` of the probe for ``patience`` epochs running, after
+    they have moved (more than ``share`` changed in some epoch): predictions that never moved
+    from the first epoch's — a model still predicting nothing, e.g. at a small C — have not
+    settled. It adds ``changed`` (that share) to each row, and acts in the listed ``phases``
+    only (a warm-up is never ended by it)."""
+    if patience < 1:
+        raise ValueError(f"patience must be ≥ 1, got {patience}")
+    state: dict[str, Any] = {"prev": None, "calm": 0, "moved": False}
+
+    def callback(event: Epoch) -> None:
+        if event.phase.name not in phases:
+            state["prev"], state["calm"], state["moved"] = None, 0, False
+            return
+        now = list(predict(averaged_weights(event.runner)))
+        prev = state["prev"]
+        state["prev"] = now
+        if prev is None or not now:
+            return
+        changed = sum(not _same(a, b) for a, b in zip(prev, now, strict=True)) / len(now)
+        event.row["changed"] = changed
+        state["moved"] = state["moved"] or changed > share
+        state["calm"] = state["calm"] + 1 if changed <= share and state["moved"] else 0
+        event.stop = event.stop or state["calm"] >= patience
+
+    return callback
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, tuple | list) and isinstance(b, tuple | list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return bool(np.array_equal(np.asarray(a), np.asarray(b)))
+
+
 @dataclass
 class Epoch:
     """What a callback receives after each epoch: the epoch's history ``row`` (add entries to it
@@ -429,13 +478,14 @@ class Training:
         from bicrit.learners import check
 
         name = str(getattr(surrogate, "name", surrogate))
+        extra = self._structure_labels()
         if warmup <= 0:
             return [
                 Phase(
                     "main",
                     lambda _: self.runner(surrogate, search, w0=w0),
                     epochs,
-                    {"surrogate": name},
+                    {"surrogate": name, **extra},
                 )
             ]
         check(self.learner.name, surrogate, search, self.structure)
@@ -452,12 +502,18 @@ class Training:
                 "warmup",
                 lambda _: self.runner("margin", warmup_search, w0=w0),
                 warmup,
-                {"surrogate": "margin"},
+                {"surrogate": "margin", **extra},
             ),
-            Phase("main", main, epochs - warmup, {"surrogate": name}),
+            Phase("main", main, epochs - warmup, {"surrogate": name, **extra}),
         ]
+
+    def _structure_labels(self) -> dict[str, Any]:
+        labels = getattr(self.structure, "history_labels", None)
+        return dict(labels()) if callable(labels) else {}
 
     def resume(self, runner: Any, surrogate: Any, epochs: int) -> Phase:
         """A phase that continues ``runner`` itself (weights, averages, warm starts)."""
         name = str(getattr(surrogate, "name", surrogate))
-        return Phase("main", lambda _: runner, epochs, {"surrogate": name})
+        return Phase(
+            "main", lambda _: runner, epochs, {"surrogate": name, **self._structure_labels()}
+        )

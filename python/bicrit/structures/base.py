@@ -233,6 +233,11 @@ class Structure(ABC):
         """One decoded prediction as JSON-able fields (``bicrit predict``'s output lines)."""
         return {"label": jsonable(p)}
 
+    def history_labels(self) -> dict[str, Any]:
+        """Constant columns this fitted structure adds to ``history_`` (e.g. the multi-label
+        graph chosen by ``edges="auto"`` and why). Default: none."""
+        return {}
+
     def validation_key(self, Y: Any, P: Any) -> tuple[float, ...]:
         """What choosing hyper-parameters on held-out data maximises (lexicographically).
         Default: the headline metric."""

@@ -66,6 +66,26 @@ def _as_01(A: np.ndarray, what: str) -> np.ndarray:
     return np.ascontiguousarray(A, dtype=np.int64)
 
 
+def auto_edges(edges: EdgeSpec, n_labels: int) -> tuple[EdgeSpec, str | None]:
+    """What ``edges="auto"`` means for K labels, with the reason: the full graph while exact
+    enumeration is possible (K ≤ ``MAX_EXACT_LABELS``); beyond, the full graph has K(K−1)/2
+    edges (memory and time per example grow with them) and only the LP relaxation, so the
+    Chow–Liu tree of the training labels is used, whose tree dynamic program is exact and O(K).
+    Other specifications are returned unchanged (reason None)."""
+    if not (isinstance(edges, str) and edges == "auto"):
+        return edges, None
+    full = n_labels * (n_labels - 1) // 2
+    if n_labels <= MAX_EXACT_LABELS:
+        return "full", (
+            f"auto: full graph ({full} edges): {n_labels} labels ≤ {MAX_EXACT_LABELS}, "
+            "exact enumeration"
+        )
+    return "tree", (
+        f"auto: Chow–Liu tree ({n_labels - 1} edges, exact tree DP): {n_labels} labels > "
+        f"{MAX_EXACT_LABELS}, the full graph would have {full} edges and only LP-relaxed inference"
+    )
+
+
 class Multilabel(NativeStructure):
     """Pairwise binary MRF over K labels with Hamming loss.
 
@@ -78,13 +98,18 @@ class Multilabel(NativeStructure):
     Parameters
     ----------
     edges:
-        ``"full"`` (all K(K−1)/2 pairs, the thesis's model), ``"tree"`` (the Chow–Liu tree of the
-        training labels, computed in :meth:`initialize`), ``"chain"`` (label order), or a list of
-        ``(i, j)`` pairs (no self-loops or duplicates).
+        ``"auto"`` (the full graph up to 16 labels; beyond, the Chow–Liu tree of the training
+        labels — :attr:`edges_kind_` and :attr:`edges_reason_` say which and why), ``"full"``
+        (all K(K−1)/2 pairs, the thesis's model), ``"tree"`` (the Chow–Liu tree: the maximum
+        spanning tree of the pairwise mutual information of the training labels, computed in
+        :meth:`initialize`), ``"chain"`` (label order), or a list of ``(i, j)`` pairs (no
+        self-loops or duplicates).
     inference:
         ``"exact"`` — enumeration of all 2^K labels (K ≤ 16), with ban list, k-best and cone;
-        ``"relaxed"`` — the local-polytope LP relaxation (answers may be fractional), with cone
-        but no ban list or k-best; ``"auto"`` — exact for K ≤ 16, relaxed beyond.
+        ``"tree"`` — the exact max-sum dynamic program when the edges form a forest (O(K) per
+        call; plain and lexicographic λ-queries only); ``"relaxed"`` — the local-polytope LP
+        relaxation (answers may be fractional), with cone but no ban list or k-best; ``"auto"`` —
+        exact for K ≤ 16, beyond it tree when the edges form a forest, else relaxed.
     n_labels, n_features:
         Sizes; ``None`` means "learn from data in :meth:`initialize`".
     label_names:
@@ -114,7 +139,7 @@ class Multilabel(NativeStructure):
 
     def __init__(
         self,
-        edges: EdgeSpec = "full",
+        edges: EdgeSpec = "auto",
         inference: str = "auto",
         n_labels: int | None = None,
         n_features: int | None = None,
@@ -127,24 +152,27 @@ class Multilabel(NativeStructure):
         self.n_labels = n_labels
         self.n_features = n_features
         self.relaxed_solver = relaxed_solver
-        if isinstance(edges, str) and edges not in ("full", "chain", "tree"):
+        if isinstance(edges, str) and edges not in ("auto", "full", "chain", "tree"):
             raise InvalidParameterError(
-                f"edges must be 'full', 'tree', 'chain' or a list of (i, j) pairs, got {edges!r}"
+                "edges must be 'auto', 'full', 'tree', 'chain' or a list of (i, j) pairs, "
+                f"got {edges!r}"
             )
-        if inference not in ("exact", "relaxed", "auto"):
+        if inference not in ("exact", "relaxed", "tree", "auto"):
             raise InvalidParameterError(
-                f"inference must be 'exact', 'relaxed' or 'auto', got {inference!r}"
+                f"inference must be 'exact', 'relaxed', 'tree' or 'auto', got {inference!r}"
             )
         if relaxed_solver not in ("qpbo", "lp"):
             raise InvalidParameterError(
                 f"relaxed_solver must be 'qpbo' or 'lp', got {relaxed_solver!r}"
             )
-        learnt = isinstance(edges, str) and edges == "tree"
+        learnt = isinstance(edges, str) and edges in ("tree", "auto")
+        if learnt and n_labels is not None:
+            learnt = auto_edges(edges, int(n_labels))[0] == "tree"
         if n_labels is not None and n_features is not None and not learnt:
             self._build(int(n_labels), int(n_features), None)
 
     def _build(self, n_labels: int, n_features: int, Y: np.ndarray | None) -> None:
-        spec = self.edges
+        spec, reason = auto_edges(self.edges, n_labels)
         if isinstance(spec, str):
             if spec == "full":
                 edge_list = list(combinations(range(n_labels), 2))
@@ -171,7 +199,10 @@ class Multilabel(NativeStructure):
         )
         self.n_labels, self.n_features = n_labels, n_features
         self.edges_ = np.array(edge_list, dtype=np.int64).reshape(-1, 2)
-        self.inference_ = "relaxed" if self._native.capabilities["relaxed"] else "exact"
+        caps = self._native.capabilities
+        self.inference_ = "relaxed" if caps["relaxed"] else "exact" if caps["kbest"] else "tree"
+        self.edges_kind_ = spec if isinstance(spec, str) else "explicit"
+        self.edges_reason_ = reason or f"edges={self.edges_kind_!r} as given"
 
     def initialize(self, X: Any, Y: Any) -> Multilabel:
         """Fixes K and d from data (X dense or sparse, Y an (n, K) 0/1 array); learns the
@@ -258,9 +289,14 @@ class Multilabel(NativeStructure):
             out["labels"] = [n for n, v in zip(self.label_names, y.tolist(), strict=True) if v]
         return out
 
+    def history_labels(self) -> dict[str, Any]:
+        """The label graph and why it was chosen (a column of ``history_``)."""
+        reason = getattr(self, "edges_reason_", None)
+        return {} if reason is None else {"edges": reason}
+
     def get_config(self) -> dict[str, Any]:
         edges = self.edges
-        if not isinstance(edges, str) or edges == "tree":
+        if not isinstance(edges, str) or edges in ("tree", "auto"):
             edges = np.asarray(self.edges_).tolist()
         return {
             "edges": edges,

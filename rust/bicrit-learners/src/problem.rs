@@ -19,13 +19,13 @@ use bicrit_surrogates::Surrogate;
 use crate::scratch::{dot, with_scratch};
 
 /// Per-instance data computed once per training set: the factor maps (from the gold label's own
-/// terms) and the gold joint features φ(x_i, y_i).
+/// terms). The gold joint features φ(x_i, y_i) are recomputed at each inference, not kept: on a
+/// pairwise model they hold one entry per edge, n × edges in all (issue 16: 7.5 MB per delicious
+/// example on the full graph), and recomputing them costs what φ of the answer costs.
 #[derive(Clone, Debug)]
 pub struct Prepared {
     /// `psi.factor_map(terms(y_i, y_i))` for every instance.
     pub factors: Vec<FactorMap>,
-    /// φ(x_i, y_i) with unique indices.
-    pub gold_phi: Vec<SparseVec>,
 }
 
 impl Prepared {
@@ -46,25 +46,25 @@ impl Prepared {
         }
         let dim = structure.size_joint_feature();
         let mut factors = Vec::with_capacity(n);
-        let mut gold_phi = Vec::with_capacity(n);
         for (i, y) in labels.iter().enumerate() {
             let at = |e: Error| Error::input(format!("instance {i}: {e}"));
             structure.check_label(data, i, y).map_err(at)?;
             let terms = structure.terms(y, y).map_err(at)?;
             factors.push(psi.factor_map(&terms));
             let phi = structure.joint_feature(data, i, y).map_err(at)?;
-            if let Some(&j) = phi.indices.iter().find(|&&j| j >= dim) {
-                return Err(Error::input(format!(
-                    "instance {i}: joint feature index {j} outside the joint feature size {dim}"
-                )));
-            }
+            check_indices(i, &phi, dim)?;
             bicrit_core::error::check_finite("the joint feature map", &phi.values).map_err(at)?;
-            gold_phi.push(with_scratch(dim, |s| {
-                s.add_sparse(&phi, 1.0);
-                s.take()
-            }));
         }
-        Ok(Prepared { factors, gold_phi })
+        Ok(Prepared { factors })
+    }
+}
+
+fn check_indices(i: usize, phi: &SparseVec, dim: usize) -> Result<()> {
+    match phi.indices.iter().find(|&&j| j >= dim) {
+        Some(&j) => Err(Error::input(format!(
+            "instance {i}: joint feature index {j} outside the joint feature size {dim}"
+        ))),
+        None => Ok(()),
     }
 }
 
@@ -182,19 +182,18 @@ impl<S: Structure> Problem<'_, S> {
         }
         let dim = self.dim();
         let dphi = with_scratch(dim, |s| -> Result<SparseVec> {
+            // φ(x_i, y_i) with unique indices first (summed as one vector, then subtracted)
+            s.add_sparse(&self.structure.joint_feature(self.data, i, y_true)?, 1.0);
+            let gold_phi = s.take();
             for it in &out.answer {
                 if it.weight == 0.0 {
                     continue;
                 }
                 let phi = self.structure.joint_feature(self.data, i, &it.label)?;
-                if let Some(&j) = phi.indices.iter().find(|&&j| j >= dim) {
-                    return Err(Error::input(format!(
-                        "instance {i}: joint feature index {j} outside the joint feature size {dim}"
-                    )));
-                }
+                check_indices(i, &phi, dim)?;
                 s.add_sparse(&phi, it.weight);
             }
-            s.add_sparse(&self.prepared.gold_phi[i], -1.0);
+            s.add_sparse(&gold_phi, -1.0);
             Ok(s.take())
         })?;
         let margin = scale * dot(w, &dphi);

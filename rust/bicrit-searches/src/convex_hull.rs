@@ -170,6 +170,9 @@ pub(crate) fn round<O: LambdaOracle>(
     access: &Access,
     first: Option<Lambda>,
 ) -> Result<Round> {
+    if let Some(l) = s.psi().exact_lambda().filter(|l| l.is_finite() && *l > 0.0) {
+        return exact_round(s, access, lambda_of(l));
+    }
     let mut first = first;
     let mut started = false;
     loop {
@@ -192,30 +195,7 @@ pub(crate) fn round<O: LambdaOracle>(
         if !s.budget_left() {
             return Ok(Round { point, value, certified: false, line: None });
         }
-        let banned: Vec<usize> =
-            (0..s.known.len()).filter(|&i| s.known[i].banned || s.known[i].ban_only_answers).collect();
-        let ban_labels: Vec<O::Label> = banned.iter().map(|&i| s.known[i].point.label.clone()).collect();
-        let answer = match access {
-            Access::Plain => s.query(lambda, &[], 1, None)?.into_iter().next(),
-            Access::Ban => s.query(lambda, &ban_labels, 1, None)?.into_iter().next(),
-            Access::KBest => {
-                // Labels at a banned point's coordinates (the banned ones and their duplicates)
-                // are skipped; when all k answers are skipped, ask for more.
-                let mut k = banned.len() + 1;
-                loop {
-                    let found = s.query(lambda, &[], k, None)?;
-                    let full = found.len() == k;
-                    let pick = found.into_iter().find(|p| {
-                        !banned.iter().any(|&i| s.known[i].point.h == p.h && s.known[i].point.g == p.g)
-                    });
-                    if pick.is_some() || !full || !s.budget_left() {
-                        break pick;
-                    }
-                    k *= 2;
-                }
-            }
-        };
-        let Some(y) = answer else {
+        let Some(y) = ask(s, access, lambda)? else {
             // No label left (everything banned): the chain found so far is all there is.
             return Ok(Round { point, value, certified: true, line: None });
         };
@@ -240,6 +220,72 @@ pub(crate) fn round<O: LambdaOracle>(
             return Ok(Round { point, value, certified: true, line: line.map(|(c, _)| (lambda, c)) });
         }
     }
+}
+
+/// One query at `lambda` through `access`: the best label that is not banned, if any.
+fn ask<O: LambdaOracle>(
+    s: &mut Session<'_, O>,
+    access: &Access,
+    lambda: Lambda,
+) -> Result<Option<bicrit_core::Point<O::Label>>> {
+    let banned: Vec<usize> =
+        (0..s.known.len()).filter(|&i| s.known[i].banned || s.known[i].ban_only_answers).collect();
+    let ban_labels: Vec<O::Label> = banned.iter().map(|&i| s.known[i].point.label.clone()).collect();
+    Ok(match access {
+        Access::Plain => s.query(lambda, &[], 1, None)?.into_iter().next(),
+        Access::Ban => s.query(lambda, &ban_labels, 1, None)?.into_iter().next(),
+        Access::KBest => {
+            // Labels at a banned point's coordinates (the banned ones and their duplicates)
+            // are skipped; when all k answers are skipped, ask for more.
+            let mut k = banned.len() + 1;
+            loop {
+                let found = s.query(lambda, &[], k, None)?;
+                let full = found.len() == k;
+                let pick = found.into_iter().find(|p| {
+                    !banned.iter().any(|&i| s.known[i].point.h == p.h && s.known[i].point.g == p.g)
+                });
+                if pick.is_some() || !full || !s.budget_left() {
+                    break pick;
+                }
+                k *= 2;
+            }
+        }
+    })
+}
+
+/// The round of a linear ψ = h + λ·g ([`bicrit_surrogates::Surrogate::exact_lambda`]): the
+/// answer of one call at λ maximises ψ over the labels not banned and over their convex hull, so
+/// it needs no certificate call. The answer is the general round's: the best known point p̂
+/// (gold, warm-start labels) when the answer is not above its line h + λg (with the same
+/// tolerance), else the best point once the answer is added — what the general round's second,
+/// certifying call at the same λ would confirm.
+fn exact_round<O: LambdaOracle>(s: &mut Session<'_, O>, access: &Access, lambda: Lambda) -> Result<Round> {
+    let (point, value, _) = best_on_chain(s)?;
+    if !s.budget_left() {
+        return Ok(Round { point, value, certified: false, line: None });
+    }
+    let Some(y) = ask(s, access, lambda)? else {
+        return Ok(Round { point, value, certified: true, line: None });
+    };
+    let (ky, sy) = line_value(lambda, y.h, y.g);
+    let line = |s: &Session<'_, O>, p: HullPoint| match p {
+        HullPoint::Empty => None,
+        HullPoint::Vertex(v) => Some(line_value(lambda, s.known[v].point.h, s.known[v].point.g)),
+        HullPoint::Edge(a, b, _) => {
+            let (la, sa) = line_value(lambda, s.known[a].point.h, s.known[a].point.g);
+            let (lb, sb) = line_value(lambda, s.known[b].point.h, s.known[b].point.g);
+            Some((la.max(lb), sa.max(sb)))
+        }
+    };
+    if let Some((c, sc)) = line(s, point) {
+        if ky <= c + REL_TOL * (sy.max(sc) + f64::MIN_POSITIVE) {
+            return Ok(Round { point, value, certified: true, line: Some((lambda, c)) });
+        }
+    }
+    s.add(y)?;
+    let (point, value, _) = best_on_chain(s)?;
+    let line = line(s, point).map(|(c, _)| (lambda, c));
+    Ok(Round { point, value, certified: true, line })
 }
 
 /// The answer items of a hull point.

@@ -165,8 +165,10 @@ fn cases() -> usize {
     std::env::var("BICRIT_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(400)
 }
 
-const SURROGATES: [(&str, &[(&str, f64)]); 9] = [
+const SURROGATES: [(&str, &[(&str, f64)]); 11] = [
     ("margin", &[]),
+    ("beta", &[("beta", 0.0)]),
+    ("generalized", &[("alpha", 1.0), ("beta", 0.0)]),
     ("slack", &[]),
     ("generalized", &[("alpha", 1.5), ("beta", 0.75)]),
     ("beta", &[("beta", 0.5)]),
@@ -211,6 +213,13 @@ fn convex_hull_and_integral_recovery_match_brute_force() {
             assert!(out.upper_bound.unwrap() >= hopt - tol, "{}", ctx());
             let v = chain_vertices(&h, &g);
             assert!(out.calls.total() <= v + 1, "hull calls {} > {v} + 1; {}", out.calls.total(), ctx());
+            // ψ = h + λg (margin rescaling): the one call at λ is the answer, no certificate call
+            let exact = psi.exact_lambda().is_some();
+            let linear = [(2.0, 3.0), (-1.0, 0.5), (0.25, 7.0)].iter().all(|&(a, b)| psi.value(a, b) == a + b);
+            assert_eq!(exact, linear, "{name}: exact_lambda vs ψ = h + g");
+            if exact {
+                assert_eq!(out.calls.total(), 1, "{}", ctx());
+            }
             let w: f64 = out.answer.iter().map(|i| i.weight).sum();
             assert!((w - 1.0).abs() < 1e-12);
 
@@ -219,6 +228,9 @@ fn convex_hull_and_integral_recovery_match_brute_force() {
                     SearchSpec::from_name(rec).unwrap().run(&mut mk(), psi.as_ref(), None, None).unwrap();
                 assert!((out.value - iopt).abs() <= tol, "{rec} value {} vs {iopt}; {}", out.value, ctx());
                 assert_eq!(out.answer.len(), 1);
+                if exact {
+                    assert_eq!(out.calls.total(), 1, "{rec}: {}", ctx());
+                }
                 assert!(out.upper_bound.unwrap() >= iopt - tol, "{}", ctx());
             }
         }

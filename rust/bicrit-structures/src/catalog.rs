@@ -32,11 +32,13 @@ pub const INFO: [Info; 5] = [
     },
     Info {
         name: "multilabel",
-        description: "pairwise binary MRF over K labels (edges full/tree/chain/explicit), Hamming loss; \
-                      inference='exact' enumerates (K ≤ 16: ban list, k-best, cone), 'relaxed' solves \
-                      the local-polytope LP by QPBO max-flow (cone via the LP; answers may be fractional)",
+        description: "pairwise binary MRF over K labels (edges auto/full/tree/chain/explicit; auto: full \
+                      up to 16 labels, the Chow–Liu tree beyond), Hamming loss; inference='exact' \
+                      enumerates (K ≤ 16: ban list, k-best, cone), 'tree' runs the exact tree DP on a \
+                      forest (O(K)), 'relaxed' solves the local-polytope LP by QPBO max-flow (cone via \
+                      the LP; answers may be fractional)",
         capabilities: caps(true, true, true, true, false),
-        note: "exact inference: ban, kbest, cone; relaxed inference: cone, relaxed",
+        note: "exact inference: ban, kbest, cone; tree inference: λ-queries only; relaxed inference: cone, relaxed",
     },
     Info {
         name: "chain",

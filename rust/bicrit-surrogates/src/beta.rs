@@ -49,6 +49,10 @@ impl Surrogate for BetaScaling {
     fn params(&self) -> Vec<(&'static str, f64)> {
         vec![("beta", self.beta)]
     }
+    fn exact_lambda(&self) -> Option<f64> {
+        // β = 0: ψ = h + g, margin rescaling
+        (self.beta == 0.0).then_some(1.0)
+    }
 }
 
 #[cfg(test)]

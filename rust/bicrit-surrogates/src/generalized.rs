@@ -73,6 +73,10 @@ impl Surrogate for GeneralizedScaling {
     fn params(&self) -> Vec<(&'static str, f64)> {
         vec![("alpha", self.alpha), ("beta", self.beta)]
     }
+    fn exact_lambda(&self) -> Option<f64> {
+        // α = 1, β = 0: ψ = h + g, margin rescaling
+        (self.alpha == 1.0 && self.beta == 0.0).then_some(1.0)
+    }
 }
 
 #[cfg(test)]

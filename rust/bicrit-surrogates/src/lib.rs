@@ -87,6 +87,14 @@ pub trait Surrogate: Send + Sync {
         None
     }
 
+    /// `Some(λ)` when ψ(h, g) = h + λ·g exactly (margin rescaling: λ = 1). ψ is then linear, so
+    /// one call of the λ-oracle at this λ maximises ψ over every label and over their convex
+    /// hull: the searches make that one call and no certificate call (docs/architecture.md,
+    /// Searches). `None` (the default): ψ is not of this form, or the surrogate does not say.
+    fn exact_lambda(&self) -> Option<f64> {
+        None
+    }
+
     /// ψ(h, g), or the error of a surrogate that can fail (a Python plugin raising). Searches
     /// call this form; native surrogates keep the default.
     fn try_value(&self, h: f64, g: f64) -> Result<f64> {

@@ -20,6 +20,9 @@ impl Surrogate for MarginRescaling {
     fn affine_in_h(&self) -> bool {
         true
     }
+    fn exact_lambda(&self) -> Option<f64> {
+        Some(1.0)
+    }
 }
 
 #[cfg(test)]
@@ -31,6 +34,7 @@ mod tests {
     fn value_and_gradient() {
         let s = MarginRescaling;
         assert_eq!(s.value(-10.0, 100.0), 90.0); // the thesis's y_1 example
+        assert_eq!(s.exact_lambda(), Some(1.0));
         for (h, g) in POINTS {
             check_grad(&s, h, g);
         }

@@ -153,7 +153,7 @@ impl BindStructure for Multilabel {
 }
 
 /// The `multilabel` structure: `edges` is `"full"`, `"chain"` or a sequence of `(i, j)` pairs;
-/// `inference` is `"exact"`, `"relaxed"` or `"auto"`; `relaxed_solver` is `"qpbo"` or `"lp"`.
+/// `inference` is `"exact"`, `"relaxed"`, `"tree"` or `"auto"`; `relaxed_solver` is `"qpbo"` or `"lp"`.
 #[pyfunction]
 #[pyo3(signature = (n_labels, n_features, edges, inference="auto", relaxed_solver="qpbo"))]
 pub fn multilabel_structure(
@@ -188,7 +188,11 @@ pub fn multilabel_structure(
             return Err(err(Error::param(format!("relaxed_solver must be 'qpbo' or 'lp', got {other:?}"))))
         }
     };
-    let mode = Inference::parse(inference, n_labels, solver).map_err(err)?;
+    let mode = if inference == "auto" {
+        Inference::auto(n_labels, &list, solver)
+    } else {
+        Inference::parse(inference, n_labels, solver).map_err(err)?
+    };
     let s = Multilabel::new(n_labels, n_features, list, mode).map_err(err)?;
     Ok(NativeStructure::wrap(AnyStructure::Multilabel(s)))
 }

@@ -27,6 +27,8 @@
 //! the local-polytope LP, by QPBO (max-flow roof duality, [`qpbo`]) or by the clarabel LP
 //! ([`lp`]), with the cone (constrained λ-oracle) through the LP; no ban list or k-best — the
 //! relaxation has no finite label list to exclude from or rank.
+//! [`Inference::Tree`]: when the edges form a forest (the Chow–Liu tree), the exact max-sum
+//! dynamic program over the tree ([`tree`]), O(K) per call; plain and lexicographic λ-queries.
 
 pub mod edges;
 pub(crate) mod energy;
@@ -35,13 +37,15 @@ mod lp;
 mod maxflow;
 mod qpbo;
 pub(crate) mod relaxed;
+pub mod tree;
 
 pub use edges::{chain_edges, chow_liu_tree, full_edges, validate_edges};
 pub use relaxed::{RelaxedSolver, CONE_STRICT_SLACK, LEX_TOLERANCE, SNAP_TOLERANCE};
+pub use tree::Forest;
 
 use bicrit_core::{Capabilities, CsrMatrix, Error, Result, SparseVec, Terms};
 
-use self::energy::Scores;
+use self::energy::{Forms, LinForm, Scores};
 use self::enumerate::{enumerate, EnumQuery};
 use crate::{Scored, Structure, TermQuery};
 
@@ -88,6 +92,8 @@ pub enum Inference {
     Exact,
     /// The local-polytope relaxation.
     Relaxed(RelaxedSolver),
+    /// The tree dynamic program (the edges must form a forest).
+    Tree,
 }
 
 impl Inference {
@@ -105,12 +111,26 @@ impl Inference {
                 Ok(Inference::Exact)
             }
             "relaxed" => Ok(Inference::Relaxed(solver)),
+            "tree" => Ok(Inference::Tree),
             "auto" => {
                 Ok(if n_labels <= MAX_EXACT_LABELS { Inference::Exact } else { Inference::Relaxed(solver) })
             }
-            other => {
-                Err(Error::param(format!("inference must be 'exact', 'relaxed' or 'auto', got {other:?}")))
-            }
+            other => Err(Error::param(format!(
+                "inference must be 'exact', 'relaxed', 'tree' or 'auto', got {other:?}"
+            ))),
+        }
+    }
+
+    /// What `inference="auto"` means for a graph: enumeration up to [`MAX_EXACT_LABELS`] labels,
+    /// beyond that the tree dynamic program when the edges form a forest (exact, O(K)), else the
+    /// LP relaxation.
+    pub fn auto(n_labels: usize, edges: &[(usize, usize)], solver: RelaxedSolver) -> Self {
+        if n_labels <= MAX_EXACT_LABELS {
+            Inference::Exact
+        } else if Forest::is_forest(n_labels, edges) {
+            Inference::Tree
+        } else {
+            Inference::Relaxed(solver)
         }
     }
 }
@@ -122,6 +142,7 @@ pub struct Multilabel {
     n_features: usize,
     edges: Vec<(usize, usize)>,
     inference: Inference,
+    forest: Option<Forest>,
 }
 
 impl Multilabel {
@@ -147,7 +168,11 @@ impl Multilabel {
                 "exact inference accepts at most {MAX_EXACT_LABELS} labels, got {n_labels}; use relaxed inference"
             )));
         }
-        Ok(Multilabel { n_labels, n_features, edges: checked, inference })
+        let forest = match inference {
+            Inference::Tree => Some(Forest::new(n_labels, &checked)?),
+            _ => None,
+        };
+        Ok(Multilabel { n_labels, n_features, edges: checked, inference, forest })
     }
 
     /// Number of labels K.
@@ -270,6 +295,13 @@ impl Multilabel {
         Scores { theta, pair: &w[off..off + 4 * self.edges.len()], edges: &self.edges }
     }
 
+    fn tree_argmax(&self, primary: &LinForm, secondary: Option<&LinForm>) -> Result<Vec<u8>> {
+        match &self.forest {
+            Some(f) => Ok(f.maximize(primary, secondary)),
+            None => Err(Error::input("internal: tree inference without a forest")),
+        }
+    }
+
     fn scored(&self, s: &Scores<'_>, gold: &[u8], gold_score: f64, label: MlLabel) -> Scored<MlLabel> {
         let (margin, terms) = match &label {
             MlLabel::Integral(y) => {
@@ -333,6 +365,7 @@ impl Structure for Multilabel {
                 Capabilities { ban: true, kbest: true, cone: true, ..Capabilities::default() }
             }
             Inference::Relaxed(_) => Capabilities { cone: true, relaxed: true, ..Capabilities::default() },
+            Inference::Tree => Capabilities::default(),
         }
     }
 
@@ -388,6 +421,7 @@ impl Structure for Multilabel {
         Ok(MlLabel::Integral(match self.inference {
             Inference::Exact => from_mask(enumerate::argmax(&s), self.n_labels),
             Inference::Relaxed(_) => relaxed::predict(&s),
+            Inference::Tree => self.tree_argmax(&s.score_form(), None)?,
         }))
     }
 
@@ -431,6 +465,18 @@ impl Structure for Multilabel {
                         terms: Terms { loss: f.loss, size: f.size, hamming: f.loss },
                     })
                     .collect())
+            }
+            Inference::Tree => {
+                if !q.ban.is_empty() || q.k > 1 || q.cone.is_some() {
+                    return Err(Error::unsupported(
+                        "multilabel with tree inference answers plain and lexicographic λ-queries only \
+                         (no ban list, k-best or cone); use inference='exact' for K ≤ 16",
+                    ));
+                }
+                let forms = Forms::new(&s, gold);
+                let sec = q.secondary.as_ref().map(|o| forms.objective(o));
+                let y = self.tree_argmax(&forms.objective(&q.primary), sec.as_ref())?;
+                Ok(vec![self.scored(&s, gold, gold_score, MlLabel::Integral(y))])
             }
             Inference::Relaxed(solver) => {
                 if !q.ban.is_empty() {

@@ -41,6 +41,11 @@ impl ScoreMultilabel {
         if n_labels == 0 {
             return Err(Error::input("multi-label scores need at least one label"));
         }
+        if inference == Inference::Tree {
+            return Err(Error::param(
+                "score-level multi-label losses take inference='exact' or 'relaxed' (or 'auto'), not 'tree'",
+            ));
+        }
         if inference == Inference::Exact && n_labels > MAX_EXACT_LABELS {
             return Err(Error::param(format!(
                 "exact inference enumerates all 2^L labels and accepts at most L = {MAX_EXACT_LABELS}, got \
@@ -173,6 +178,7 @@ impl Structure for ScoreMultilabel {
                 Capabilities { ban: true, kbest: true, cone: true, ..Capabilities::default() }
             }
             Inference::Relaxed(_) => Capabilities { cone: true, relaxed: true, ..Capabilities::default() },
+            Inference::Tree => Capabilities::default(),
         }
     }
 
@@ -224,6 +230,7 @@ impl Structure for ScoreMultilabel {
         Ok(MlLabel::Integral(match self.inference {
             Inference::Exact => from_mask(argmax(&s), self.n_labels),
             Inference::Relaxed(_) => relaxed::predict(&s),
+            Inference::Tree => return Err(Error::input("internal: tree inference on score-level multi-label")),
         }))
     }
 
@@ -265,6 +272,7 @@ impl Structure for ScoreMultilabel {
                     })
                     .collect())
             }
+            Inference::Tree => Err(Error::input("internal: tree inference on score-level multi-label")),
             Inference::Relaxed(solver) => {
                 if !q.ban.is_empty() || q.k > 1 {
                     return Err(Error::unsupported(

@@ -1,0 +1,133 @@
+"""What one training epoch costs, per structure (issue 16): slack against margin rescaling with
+the default search (BCFW, the same epochs, one run), calls per inference early and late,
+``n_jobs`` 1 → 2, and the epoch as a multiple of a measured lower bound — one pass over the
+data with one plain decode per instance (Viterbi, tree DP, enumeration: the structure's
+``batch_predict`` at the trained weights, ``n_jobs=1``).
+
+Data are prepared by each estimator's defaults (``MultiLabelSVM``: scaling, ``edges="auto"``;
+``SequenceSVM``: its featurizer) and trained by the native ``Trainer`` epoch by epoch (BCFW,
+C = the estimator's default, ``tol = 0``: no early stop). Configurations run one after the
+other; on a shared machine compare the CPU column and the ratios.
+
+    python benches/learners/bench_epoch_costs.py [--sets yeast,conll2002/esp] [--epochs 6]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from typing import Any
+
+SETS = ["yeast", "conll2002/esp", "corel5k", "delicious"]
+
+
+def prepared(name: str) -> tuple[Any, Any, Any, float]:
+    """(structure, X, Y, C) of the training split, prepared as the default estimator does."""
+    from bicrit import MultiLabelSVM, SequenceSVM, datasets
+
+    data = datasets.load(name, "train")
+    est = SequenceSVM() if name.startswith("conll") else MultiLabelSVM()
+    structure, X, Y = est._prepared(data, None, False)
+    return structure, X, Y, float(est.C)
+
+
+def run(
+    structure: Any,
+    X: Any,
+    Y: Any,
+    C: float,
+    surrogate: str,
+    n_jobs: int,
+    epochs: int,
+    block_size: int = 1,
+):
+    from bicrit.learners import Learner
+    from bicrit.learners.fit import Training
+
+    Xn, Yn = structure.native_inputs(X, Y)
+    params = {"C": C, "random_state": 0, "n_jobs": n_jobs, "tol": 0.0, "block_size": block_size}
+    trainer = Training(structure, Xn, Yn, Learner("bcfw", **params)).runner(
+        surrogate, "convex-hull"
+    )
+    rows = []
+    for _ in range(epochs):
+        c0 = time.process_time()
+        st = trainer.epoch()
+        rows.append(
+            {
+                "time": st["time"],
+                "cpu": time.process_time() - c0,
+                "cpi": st["calls"] / max(1, st["inferences"]),
+            }
+        )
+    return rows, trainer.weights(True)
+
+
+def lower_bound(structure: Any, X: Any, w: Any, repeats: int = 3) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        structure.batch_predict(w, X, n_jobs=1)
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--sets", default=",".join(SETS))
+    p.add_argument("--epochs", type=int, default=6)
+    p.add_argument("--late", type=int, default=2, help="the last epochs counted as 'late'")
+    p.add_argument(
+        "--block-size",
+        type=int,
+        default=16,
+        help="BCFW's parallel mini-batch (block_size) also measured at n_jobs 1 and 2 (margin)",
+    )
+    a = p.parse_args()
+    for name in a.sets.split(","):
+        structure, X, Y, C = prepared(name)
+        out: dict[str, Any] = {"data": name, "C": C, "epochs": a.epochs}
+        for surrogate in ("margin", "slack"):
+            for n_jobs in (1, 2):
+                rows, w = run(structure, X, Y, C, surrogate, n_jobs, a.epochs)
+                key = f"{surrogate}_j{n_jobs}"
+                out[key] = rows
+                if surrogate == "margin" and n_jobs == 1:
+                    out["lower_bound"] = lower_bound(structure, X, w)
+        for n_jobs in (1, 2):
+            rows, _ = run(structure, X, Y, C, "margin", n_jobs, a.epochs, a.block_size)
+            out[f"margin_b_j{n_jobs}"] = rows
+        out["summary"] = summary(out, a.epochs, a.late)
+        print(json.dumps(out), flush=True)
+    return 0
+
+
+def summary(out: dict[str, Any], epochs: int, n_late: int) -> dict[str, float]:
+    """Per-epoch means, ratios, late calls per inference and the epoch ÷ the lower bound."""
+
+    def ep(k: str, f: str) -> float:
+        return sum(r[f] for r in out[k]) / epochs
+
+    def late(k: str) -> float:
+        return sum(r["cpi"] for r in out[k][-n_late:]) / n_late
+
+    return {
+        "epoch_margin_s": ep("margin_j1", "time"),
+        "epoch_slack_s": ep("slack_j1", "time"),
+        "slack_over_margin_wall": ep("slack_j1", "time") / ep("margin_j1", "time"),
+        "slack_over_margin_cpu": ep("slack_j1", "cpu") / ep("margin_j1", "cpu"),
+        "late_cpi_margin": late("margin_j1"),
+        "late_cpi_slack": late("slack_j1"),
+        "speedup_j2_margin": ep("margin_j1", "time") / ep("margin_j2", "time"),
+        "speedup_j2_slack": ep("slack_j1", "time") / ep("slack_j2", "time"),
+        "speedup_j2_margin_block": ep("margin_b_j1", "time") / ep("margin_b_j2", "time"),
+        "block_j2_over_exact_j1": ep("margin_b_j2", "time") / ep("margin_j1", "time"),
+        "lower_bound_s": out["lower_bound"],
+        "epoch_over_bound_margin": ep("margin_j1", "time") / out["lower_bound"],
+        "epoch_over_bound_slack": ep("slack_j1", "time") / out["lower_bound"],
+    }
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
