@@ -416,6 +416,45 @@ class Trainer:
     @property
     def totals(self) -> dict[str, Any]: ...
 
+class Partition:
+    """One partition of a training set on the machine that holds it, with its learner's
+    per-instance state (warm starts, BCFW dual blocks, SGD schedule). ``round(w)`` runs one pass at
+    ``w`` with the GIL released: the 1-slack cut, a CoCoA BCFW round or an SGD mixing round."""
+
+    def __new__(
+        cls,
+        structure: Any,
+        x: Any,
+        y: Any,
+        surrogate: Any,
+        search: Any,
+        learner: LearnerSpec,
+    ) -> Partition: ...
+    def round(self, w: np.ndarray, scale: float = 1.0, task_loss: bool = False) -> Any: ...
+    @property
+    def n_instances(self) -> int: ...
+    @property
+    def learner(self) -> str: ...
+
+class CutCoordinator:
+    """The 1-slack cutting plane without data: adds the partitions' summed cuts and solves the
+    QP."""
+
+    def __new__(
+        cls, learner: LearnerSpec, n: int, dim: int, w0: np.ndarray | None = None
+    ) -> CutCoordinator: ...
+    def round(
+        self,
+        indices: np.ndarray,
+        values: np.ndarray,
+        intercept: float,
+        counts: dict[str, Any],
+        task_loss: float | None = None,
+    ) -> dict[str, Any]: ...
+    def weights(self, averaged: bool = True) -> np.ndarray: ...
+    @property
+    def n_epochs(self) -> int: ...
+
 def learner_parameters(learner: str) -> list[tuple[str, Any, str]]: ...
 def check_learner(
     learner: str, surrogate: Any, search: Any, capabilities: dict[str, bool] | None = None

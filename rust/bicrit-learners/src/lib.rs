@@ -40,6 +40,7 @@ mod passes;
 pub mod problem;
 mod qp;
 pub mod rng;
+pub mod rounds;
 pub mod scratch;
 pub mod sgd;
 mod stats;
