@@ -12,11 +12,13 @@ __all__ = [
     "SEARCH_NAMES",
     "STAT_KEYS",
     "SURROGATE_NAMES",
+    "CutCoordinator",
     "HierarchyGraph",
     "InstanceOracle",
     "LearnerSpec",
     "NativeStructure",
     "Nhsvm3Trainer",
+    "Partition",
     "PointSetOracle",
     "SearchSpec",
     "Surrogate",
@@ -416,6 +418,7 @@ class Trainer:
     @property
     def totals(self) -> dict[str, Any]: ...
 
+@final
 class Partition:
     """One partition of a training set on the machine that holds it, with its learner's
     per-instance state (warm starts, BCFW dual blocks, SGD schedule). ``round(w)`` runs one pass at
@@ -436,6 +439,7 @@ class Partition:
     @property
     def learner(self) -> str: ...
 
+@final
 class CutCoordinator:
     """The 1-slack cutting plane without data: adds the partitions' summed cuts and solves the
     QP."""
