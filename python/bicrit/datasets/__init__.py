@@ -41,6 +41,7 @@ from bicrit.datasets.conll import (
     to_iob2,
 )
 from bicrit.datasets.conllu import read_conllu
+from bicrit.datasets.files import read_file
 from bicrit.datasets.featurize import HashedSequences, SequenceFeaturizer, word_shape
 from bicrit.datasets.malt import read_malt_tab
 from bicrit.datasets.mulan import MultiLabelDataset, read_mulan, read_mulan_labels
@@ -75,6 +76,7 @@ __all__ = [
     "read_arff",
     "read_clus_hmc",
     "read_conll",
+    "read_file",
     "read_conllu",
     "read_malt_tab",
     "read_mulan",

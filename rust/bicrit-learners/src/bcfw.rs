@@ -393,3 +393,16 @@ impl<L: Clone + PartialEq + Send + Sync> Bcfw<L> {
         Ok((delta, crate::rounds::RoundStats { start, pass, dual }))
     }
 }
+
+impl<L: Clone + PartialEq + Send + Sync> Bcfw<L> {
+    /// The partition's part of the dual point: Σ_i w_i over its blocks (its share of w) and its
+    /// dual share n·C·ℓ in the scale of P (see [`Bcfw::local_round`]). A coordinator that lost a
+    /// partition rebuilds w as the sum of the shares.
+    pub fn dual_share(&self) -> (Vec<f64>, f64) {
+        let mut w = vec![0.0; self.w.len()];
+        for b in &self.blocks {
+            axpy(&mut w, b, 1.0);
+        }
+        (w, self.blocks.len() as f64 * self.params.common.c * self.block_ell.iter().sum::<f64>())
+    }
+}

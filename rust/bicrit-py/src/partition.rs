@@ -42,6 +42,7 @@ trait Shard: Send + Sync {
         with_task_loss: bool,
     ) -> Result<(Output, Option<f64>)>;
     fn n(&self) -> usize;
+    fn dual_share(&self) -> Option<(Vec<f64>, f64)>;
 }
 
 struct Held<S: FromAny> {
@@ -92,6 +93,13 @@ impl<S: FromAny> Shard for Held<S> {
 
     fn n(&self) -> usize {
         self.labels.len()
+    }
+
+    fn dual_share(&self) -> Option<(Vec<f64>, f64)> {
+        match &self.learner {
+            AnyLearner::Bcfw(l) => Some(l.dual_share()),
+            _ => None,
+        }
     }
 }
 
@@ -260,6 +268,12 @@ impl Partition {
                     .into_any()
             }
         })
+    }
+
+    /// `bcfw`: the partition's share of the dual point, `(Σ_i w_i, n·C·ℓ)` (its blocks' sum and
+    /// its dual share in the scale of P); None for the other learners.
+    fn dual_share<'py>(&self, py: Python<'py>) -> Option<(Bound<'py, PyArray1<f64>>, f64)> {
+        self.shard.dual_share().map(|(w, d)| (PyArray1::from_vec(py, w), d))
     }
 
     /// Number of instances.
