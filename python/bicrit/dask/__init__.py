@@ -82,7 +82,7 @@ def fit(estimator: Any, parts: Sequence[Any], *, client: Any = None) -> Any:
         space = agree(summaries, names)
         structure = create_piece("structure", space["structure"])
         estimator._import_extra(space["extra"], space["arrays"])
-        surrogate, search, learner, params = estimator._pieces(structure)
+        _surrogate, _search, learner, params = estimator._pieces(structure)
         if learner not in LEARNERS:
             from bicrit.errors import IncompatibleError
 

@@ -6,6 +6,7 @@ the runner repairs its own state (:meth:`Runner.rebuilt`)."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -236,10 +237,8 @@ class Shards:
     def close(self) -> None:
         """Forgets the partitions on every worker."""
         keys = [s.key for s in self.all]
-        try:
+        with contextlib.suppress(Exception):  # a closed cluster holds nothing any more
             self.client.run(worker.close, keys)
-        except Exception:  # a closed cluster holds nothing any more
-            pass
 
 
 def _is_loss(exc: BaseException | None) -> bool:

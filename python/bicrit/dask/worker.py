@@ -103,8 +103,8 @@ def open_phase(
     from bicrit.structures.base import as_native
 
     held = _held(key)
-    structure = held.structure if structure_config is None else create_piece(
-        "structure", structure_config
+    structure = (
+        held.structure if structure_config is None else create_piece("structure", structure_config)
     )
     part = _native.Partition(
         as_native(structure),
@@ -119,9 +119,7 @@ def open_phase(
     return held.n
 
 
-def run_round(
-    key: str, phase: int, w: np.ndarray, scale: float, task_loss: bool
-) -> dict[str, Any]:
+def run_round(key: str, phase: int, w: np.ndarray, scale: float, task_loss: bool) -> dict[str, Any]:
     """One round of the partition at ``w``: its native pass (GIL released) and the time it
     took, with the size of what it sends back."""
     held = _held(key)

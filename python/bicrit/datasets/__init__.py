@@ -41,8 +41,8 @@ from bicrit.datasets.conll import (
     to_iob2,
 )
 from bicrit.datasets.conllu import read_conllu
-from bicrit.datasets.files import read_file
 from bicrit.datasets.featurize import HashedSequences, SequenceFeaturizer, word_shape
+from bicrit.datasets.files import read_file
 from bicrit.datasets.malt import read_malt_tab
 from bicrit.datasets.mulan import MultiLabelDataset, read_mulan, read_mulan_labels
 from bicrit.datasets.synthetic import (
@@ -76,8 +76,8 @@ __all__ = [
     "read_arff",
     "read_clus_hmc",
     "read_conll",
-    "read_file",
     "read_conllu",
+    "read_file",
     "read_malt_tab",
     "read_mulan",
     "read_mulan_labels",
