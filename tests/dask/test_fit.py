@@ -91,6 +91,28 @@ def test_sgd_parameter_mixing_trains(client):
     assert model.score(Xt, Yt) >= local.score(Xt, Yt) - 0.03
 
 
+def _conll_slice(path: str, start: int, stop: int):
+    from bicrit.datasets import read_conll
+
+    return read_conll(path).to_iob2().subset(range(start, stop))
+
+
+def test_sequences_from_files_read_on_the_workers(client):
+    """SequenceSVM on CoNLL-2002 partitions read on the workers: the local 1-slack weights."""
+    from bicrit.datasets import find_data_root, read_conll
+
+    root = find_data_root()
+    if root is None or not (root / "conll2002" / "esp.train").is_file():
+        pytest.skip("CoNLL-2002 not found under BICRIT_DATA")
+    path = str(root / "conll2002" / "esp.train")
+    params = dict(learner="cutting-plane", max_epochs=4, tol=None, C=0.1)
+    local = bicrit.SequenceSVM(**params).fit(read_conll(path).to_iob2().subset(range(300)))
+    parts = [dask.delayed(_conll_slice)(path, a, b) for a, b in ((0, 170), (170, 300))]
+    model = bicrit.dask.fit(bicrit.SequenceSVM(**params), parts)
+    assert model.tags_ == local.tags_
+    assert _rel(model._w, local._w) <= 1e-9
+
+
 def test_model_is_an_ordinary_estimator(client, tmp_path):
     X, Y = _data(200, 0)
     model = bicrit.dask.fit(bicrit.StructuredSVM(**CP), _parts(X, Y, [0, 100, 200]))

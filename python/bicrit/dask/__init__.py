@@ -81,6 +81,7 @@ def fit(estimator: Any, parts: Sequence[Any], *, client: Any = None) -> Any:
         names = [shards.name(s) for s in shards.all]
         space = agree(summaries, names)
         structure = create_piece("structure", space["structure"])
+        estimator.structure_ = structure
         estimator._import_extra(space["extra"], space["arrays"])
         _surrogate, _search, learner, params = estimator._pieces(structure)
         if learner not in LEARNERS:

@@ -126,11 +126,16 @@ class _Runner:
 
     def _round(self, scale: float = 1.0) -> tuple[dict[str, Any], dict[str, Any]]:
         w = self.w
+        # the weights go to every worker once (not once per task, nor inside the task graph)
+        wf = self.shards.client.scatter(w, broadcast=True, hash=False)
 
         def run(s: Shard) -> Any:
-            return self.shards.submit(s, worker.run_round, self.phase, w, scale, self.task_loss)
+            return self.shards.submit(s, worker.run_round, self.phase, wf, scale, self.task_loss)
 
-        return self.shards.round(w, run, self.kind, self._rebuilt)
+        try:
+            return self.shards.round(w, run, self.kind, self._rebuilt)
+        finally:
+            wf.release()
 
     def _rebuilt(self, shard: Shard) -> None:
         self._open(shard)
