@@ -12,6 +12,7 @@ The iterates are the local learner's (tests/dask), so the rounds to a gap are th
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 import os
 import time
@@ -43,7 +44,7 @@ def run(workers: int, rounds: int, path: str, n: int) -> dict:
     ):
         parts = [
             dask.delayed(_slice)(path, int(a), int(b))
-            for a, b in zip(bounds[:-1], bounds[1:], strict=True)
+            for a, b in itertools.pairwise(bounds)
         ]
         est = bicrit.SequenceSVM(
             learner="cutting-plane", max_epochs=rounds, tol=None, C=0.1, n_jobs=1
