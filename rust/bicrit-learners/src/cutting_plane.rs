@@ -242,7 +242,7 @@ impl<L: Clone + PartialEq + Send + Sync> CuttingPlane<L> {
             dual: Some(dual_start),
             gap: Some(objective - dual_start),
             converged,
-            calls: counts.calls.clone(),
+            calls: counts.calls,
             inferences: counts.inferences,
             fractional: counts.fractional,
             gold: counts.gold,
