@@ -312,7 +312,14 @@ impl<L: Clone + PartialEq + Send + Sync> CuttingPlane<L> {
         let converged;
         let kind;
         if !self.params.n_slack {
-            let cut = crate::rounds::cut_pass_logged(p, ctx, &self.w, &mut self.warm, &self.params.common, journal)?;
+            let cut = crate::rounds::cut_pass_logged(
+                p,
+                ctx,
+                &self.w,
+                &mut self.warm,
+                &self.params.common,
+                journal,
+            )?;
             counts = cut.counts.clone();
             converged = self.apply_cut(cut.slope, cut.intercept, cut.counts.loss, n)?;
             kind = ObjectiveKind::Exact;

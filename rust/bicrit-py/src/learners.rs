@@ -365,7 +365,11 @@ pub(crate) fn search_from_py(py: Python<'_>, search: &Bound<'_, PyAny>) -> PyRes
     ))
 }
 
-pub(crate) fn stats_dict<'py>(py: Python<'py>, learner: &str, s: &EpochStats) -> PyResult<Bound<'py, PyDict>> {
+pub(crate) fn stats_dict<'py>(
+    py: Python<'py>,
+    learner: &str,
+    s: &EpochStats,
+) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     let c = &s.calls;
     d.set_item("epoch", s.epoch)?;

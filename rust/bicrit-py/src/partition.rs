@@ -73,7 +73,8 @@ impl<S: FromAny> Shard for Held<S> {
             prepared: &self.prepared,
         };
         // the task loss of the weights the round starts from (summed over the partition)
-        let task = if with_task_loss { Some(task_loss(&p, ctx, w)? * self.labels.len() as f64) } else { None };
+        let task =
+            if with_task_loss { Some(task_loss(&p, ctx, w)? * self.labels.len() as f64) } else { None };
         let out = match &mut self.learner {
             AnyLearner::CuttingPlane(l) => {
                 let common = l.params.common.clone();
@@ -359,10 +360,7 @@ impl CutCoordinator {
         if let Some(&j) = idx.iter().find(|&&j| j < 0) {
             return Err(to_py(py, Error::input(format!("the cut has a negative index {j}"))));
         }
-        let slope = SparseVec {
-            indices: idx.iter().map(|&j| j as usize).collect(),
-            values: vals.to_vec(),
-        };
+        let slope = SparseVec { indices: idx.iter().map(|&j| j as usize).collect(), values: vals.to_vec() };
         let counts = counts_from_py(counts)?;
         let learner = &mut self.learner;
         let stats = errors::native(py, move || learner.round(slope, intercept, &counts, task_loss))?;

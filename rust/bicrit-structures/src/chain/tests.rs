@@ -436,7 +436,14 @@ fn dense_viterbi_equals_the_generic_one_ties_included() {
         let unary = grid(t * s);
         let trans = grid(if per_step { t.saturating_sub(1) * s * s } else { s * s });
         let (start, end) = (grid(s), grid(s));
-        let raw = RawScores { n_states: s, unary: &unary, trans: &trans, trans_per_step: per_step, start: &start, end: &end };
+        let raw = RawScores {
+            n_states: s,
+            unary: &unary,
+            trans: &trans,
+            trans_per_step: per_step,
+            start: &start,
+            end: &end,
+        };
         let tags = Tags::from_outside(s, &[]).unwrap();
         let obj = Objective { margin: 1.0, terms: Terms::default() };
         let tab = fold_tables::<f64>(&raw, &tags, ChainLoss::Hamming, None, &obj, None);

@@ -18,7 +18,8 @@ use bicrit_core::{Capabilities, Error, Objective, Result, SparseVec, Terms};
 
 use super::{check_finite_named, ScoreStructure};
 use crate::chain::{
-    fold_tables, frontier_raw, oracle_raw, path_score_raw, solve_tables_f64, terms_of, ChainLoss, RawScores, Tags,
+    fold_tables, frontier_raw, oracle_raw, path_score_raw, solve_tables_f64, terms_of, ChainLoss, RawScores,
+    Tags,
 };
 use crate::{Scored, Structure, TermQuery};
 
