@@ -95,7 +95,7 @@ def main() -> None:
         f"{args.rounds} rounds, LocalCluster with 1 thread per worker, on this 2-core machine "
         "shared with other jobs (`benches/distributed/conll_rounds.py`). Medians over rounds.",
         "",
-        "| workers | rounds | time/round (s) | slowest partition (s) | rest: QP + network (s) "
+        "| workers | rounds | time/round (s) | slowest partition (s) | rest: network + scheduling (s) "
         "| bytes/round/worker | d | gap/P after the rounds | wall (s) |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
@@ -114,7 +114,7 @@ def main() -> None:
         "## Projection to 8 and 64 machines (on paper)",
         "",
         f"Per round: compute {compute:.2f} s on one worker for all partitions, split K ways; "
-        f"the rest {fixed:.2f} s (measured with 2 workers) plus log2 K tree levels of "
+        f"the rest {fixed:.2f} s (network and scheduling, measured with 2 workers; the client's QP solve is not included) plus log2 K tree levels of "
         f"{two['bytes_per_worker'] / 1e6:.1f} MB at 1 GB/s.",
         "",
     ]
