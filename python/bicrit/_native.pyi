@@ -12,11 +12,13 @@ __all__ = [
     "SEARCH_NAMES",
     "STAT_KEYS",
     "SURROGATE_NAMES",
+    "CutCoordinator",
     "HierarchyGraph",
     "InstanceOracle",
     "LearnerSpec",
     "NativeStructure",
     "Nhsvm3Trainer",
+    "Partition",
     "PointSetOracle",
     "SearchSpec",
     "Surrogate",
@@ -416,6 +418,48 @@ class Trainer:
     def params(self) -> dict[str, Any]: ...
     @property
     def totals(self) -> dict[str, Any]: ...
+
+@final
+class Partition:
+    """One partition of a training set on the machine that holds it, with its learner's
+    per-instance state (warm starts, BCFW dual blocks, SGD schedule). ``round(w)`` runs one pass at
+    ``w`` with the GIL released: the 1-slack cut, a CoCoA BCFW round or an SGD mixing round."""
+
+    def __new__(
+        cls,
+        structure: Any,
+        x: Any,
+        y: Any,
+        surrogate: Any,
+        search: Any,
+        learner: LearnerSpec,
+    ) -> Partition: ...
+    def round(self, w: np.ndarray, scale: float = 1.0, task_loss: bool = False) -> Any: ...
+    def dual_share(self) -> tuple[np.ndarray, float] | None: ...
+    @property
+    def n_instances(self) -> int: ...
+    @property
+    def learner(self) -> str: ...
+
+@final
+class CutCoordinator:
+    """The 1-slack cutting plane without data: adds the partitions' summed cuts and solves the
+    QP."""
+
+    def __new__(
+        cls, learner: LearnerSpec, n: int, dim: int, w0: np.ndarray | None = None
+    ) -> CutCoordinator: ...
+    def round(
+        self,
+        indices: np.ndarray,
+        values: np.ndarray,
+        intercept: float,
+        counts: dict[str, Any],
+        task_loss: float | None = None,
+    ) -> dict[str, Any]: ...
+    def weights(self, averaged: bool = True) -> np.ndarray: ...
+    @property
+    def n_epochs(self) -> int: ...
 
 def learner_parameters(learner: str) -> list[tuple[str, Any, str]]: ...
 def check_learner(

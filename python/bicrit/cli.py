@@ -150,19 +150,16 @@ def _cmd_datasets(args: argparse.Namespace) -> int:
 
 
 def _read_file(path: Path) -> Any:
-    """A dataset file by its extension: ``.conllu`` treebank, ``.arff`` with its MULAN ``.xml``
-    beside it, anything else CoNLL columns."""
+    """A dataset file by its extension (:func:`bicrit.datasets.read_file`)."""
     from bicrit import datasets
+    from bicrit.errors import InvalidInputError
 
-    low = path.name.lower()
-    if low.endswith((".conllu", ".conllu.gz")):
-        return datasets.read_conllu(path)
-    if low.endswith((".arff", ".arff.gz")):
-        xmls = sorted(path.parent.glob("*.xml"))
-        if len(xmls) != 1:
-            raise CliError(f"{path}: need exactly one MULAN .xml label file beside it")
-        return datasets.read_mulan(path, xmls[0])
-    return datasets.read_conll(path)
+    try:
+        return datasets.read_file(path)
+    except InvalidInputError as e:
+        if "MULAN .xml" in str(e):
+            raise CliError(str(e)) from None
+        raise
 
 
 def _looks_like_path(name: str) -> bool:

@@ -42,6 +42,7 @@ from bicrit.datasets.conll import (
 )
 from bicrit.datasets.conllu import read_conllu
 from bicrit.datasets.featurize import HashedSequences, SequenceFeaturizer, word_shape
+from bicrit.datasets.files import read_file
 from bicrit.datasets.malt import read_malt_tab
 from bicrit.datasets.mulan import MultiLabelDataset, read_mulan, read_mulan_labels
 from bicrit.datasets.synthetic import (
@@ -76,6 +77,7 @@ __all__ = [
     "read_clus_hmc",
     "read_conll",
     "read_conllu",
+    "read_file",
     "read_malt_tab",
     "read_mulan",
     "read_mulan_labels",

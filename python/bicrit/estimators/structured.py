@@ -382,13 +382,8 @@ class StructuredSVM(BaseEstimator):
     ) -> StructuredSVM:
         """Trains on inputs already in the structure's form (:meth:`_prepared`), from weights
         ``w0`` when given, after the ``history`` rows (C="auto"'s validation curve)."""
-        import polars as pl
-
         Xn, Yn = structure.native_inputs(X, Y)
-        surrogate = self._surrogate_obj()
-        search = self._search_spec(surrogate, structure)
-        learner = self._learner_name(surrogate)
-        params = self._learner_params(learner)
+        surrogate, search, learner, params = self._pieces(structure)
         stable = dict(params)
         if self.random_state is None:  # a fresh seed per fit must not prevent continuing
             stable.pop("random_state")
@@ -403,6 +398,37 @@ class StructuredSVM(BaseEstimator):
         if trainer is not None and (key is None or getattr(self, "_trainer_key", None) != key):
             trainer = None
         training = Training(structure, Xn, Yn, Learner(learner, **params))
+        self._run(training, callback, continuing, key=key, w0=w0, history=history)
+        self._set_n_features(Xn)
+        return self
+
+    def _pieces(self, structure: Any) -> tuple[Any, Any, str, dict[str, Any]]:
+        """(surrogate, search, learner name, learner parameters) of a fit on ``structure``."""
+        surrogate = self._surrogate_obj()
+        search = self._search_spec(surrogate, structure)
+        learner = self._learner_name(surrogate)
+        return surrogate, search, learner, self._learner_params(learner)
+
+    def _run(
+        self,
+        training: Training,
+        callback: Callable[[dict[str, Any]], Any] | None,
+        continuing: bool = False,
+        *,
+        key: Any = None,
+        w0: Any = None,
+        history: list[dict[str, Any]] | None = None,
+    ) -> StructuredSVM:
+        """Runs the plan of a fit on ``training`` (this machine's :class:`Training`, or another
+        executor's, e.g. :mod:`bicrit.dask`) through the driver and sets the fitted attributes.
+        ``key`` identifies the training data for ``warm_start``'s resumption."""
+        import polars as pl
+
+        surrogate, search, _, _ = self._pieces(training.structure)
+        learner = training.learner.name
+        trainer = getattr(self, "_trainer", None) if continuing else None
+        if trainer is not None and (key is None or getattr(self, "_trainer_key", None) != key):
+            trainer = None
         if trainer is not None:  # the same trainer resumes (weights, averages, warm starts)
             plan: Any = [training.resume(trainer, surrogate, int(self.max_epochs))]
         else:
@@ -419,7 +445,7 @@ class StructuredSVM(BaseEstimator):
             history=rows,
             progress=f"{type(self).__name__} ({learner})" if self.verbose else None,
             total=int(self.max_epochs),
-            stacklevel=5,
+            stacklevel=6,
         )
         start = time.perf_counter()
         result = fit.run()
@@ -443,7 +469,6 @@ class StructuredSVM(BaseEstimator):
         classes = getattr(self.structure_, "classes", None)
         if classes is not None:
             self.classes_ = classes
-        self._set_n_features(Xn)
         return self
 
     def _stability(self, structure: Any, X: Any, Y: Any) -> Any:

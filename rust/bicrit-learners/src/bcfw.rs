@@ -325,3 +325,84 @@ impl<L: Clone + PartialEq + Send + Sync> Bcfw<L> {
         })
     }
 }
+
+impl<L: Clone + PartialEq + Send + Sync> Bcfw<L> {
+    /// One CoCoA round on this partition (Jaggi et al. 2014, averaging: γ = 1/K, σ' = 1): from the
+    /// global weights `w` (= the sum of every partition's blocks), a BCFW pass over the
+    /// partition's own blocks moving a local copy of w, then every block changed by it is moved
+    /// back to `scale` (= 1/K) of its change. Returns `scale`·Δw, the partition's share of the
+    /// aggregated weights' change. The learner must be built on the partition with the global C
+    /// (then its line search is the global learner's, in the scale of P) and without averaging.
+    ///
+    /// Before the pass, an exact pass at `w` gives Σ_i ℓ_i(w) over the partition
+    /// (`RoundStats::start`): with the partitions' dual shares it certifies the gap of `w`,
+    /// P(w) − D = ½‖w‖² + C·Σ_k Σ_i ℓ_i(w) + ½‖w‖² − Σ_k dual_k. On error the state is unchanged.
+    pub fn local_round<S: Structure<Label = L>>(
+        &mut self,
+        p: &Problem<'_, S>,
+        ctx: &Context<'_>,
+        w: &[f64],
+        scale: f64,
+    ) -> Result<(Vec<f64>, crate::rounds::RoundStats)> {
+        crate::check_size(p, self.blocks.len(), self.w.len())?;
+        crate::check_counts((1, self.w.len()), (1, w.len()))?;
+        if self.params.average {
+            return Err(Error::param("learner 'bcfw': a CoCoA round needs average=False"));
+        }
+        if !(scale > 0.0 && scale <= 1.0) {
+            return Err(Error::param(format!("the aggregation scale must be in (0, 1], got {scale}")));
+        }
+        let start = crate::exact_pass(p, ctx, w, &self.warm, None)?;
+        let saved = (self.w.clone(), self.ell, self.k, self.epochs, self.rng.clone());
+        self.w = w.to_vec();
+        let mut journal = Journal::new();
+        let stats = match self.run_epoch(p, ctx, &mut journal) {
+            Ok(s) => s,
+            Err(e) => {
+                (self.w, self.ell, self.k, self.epochs, self.rng) = saved;
+                journal.undo_warm(&mut self.warm);
+                for (i, block, ell) in journal.blocks.drain(..).rev() {
+                    self.blocks[i] = block;
+                    self.block_ell[i] = ell;
+                }
+                return Err(e);
+            }
+        };
+        let dim = w.len();
+        for (i, old, old_ell) in journal.blocks.drain(..) {
+            let blended = with_scratch(dim, |s| {
+                s.add_sparse(&old, 1.0 - scale);
+                s.add_sparse(&self.blocks[i], scale);
+                s.take()
+            });
+            self.blocks[i] = blended;
+            self.block_ell[i] = old_ell + scale * (self.block_ell[i] - old_ell);
+        }
+        let delta: Vec<f64> = self.w.iter().zip(w).map(|(a, b)| scale * (a - b)).collect();
+        self.w.iter_mut().zip(w.iter().zip(&delta)).for_each(|(x, (b, d))| *x = b + d);
+        self.ell = self.block_ell.iter().sum();
+        let n = self.blocks.len() as f64;
+        let pass = crate::PassCounts {
+            loss: stats.loss * n,
+            calls: stats.calls,
+            inferences: stats.inferences,
+            fractional: stats.fractional,
+            gold: stats.gold,
+        };
+        let dual = n * self.params.common.c * self.ell;
+        Ok((delta, crate::rounds::RoundStats { start, pass, dual }))
+    }
+}
+
+impl<L: Clone + PartialEq + Send + Sync> Bcfw<L> {
+    /// The partition's part of the dual point: Σ_i w_i over its blocks (its share of w) and its
+    /// dual share n·C·ℓ in the scale of P (see [`Bcfw::local_round`]). A coordinator that lost a
+    /// partition rebuilds w as the sum of the shares.
+    pub fn dual_share(&self) -> (Vec<f64>, f64) {
+        let mut w = vec![0.0; self.w.len()];
+        for b in &self.blocks {
+            axpy(&mut w, b, 1.0);
+        }
+        (w, self.blocks.len() as f64 * self.params.common.c * self.block_ell.iter().sum::<f64>())
+    }
+}

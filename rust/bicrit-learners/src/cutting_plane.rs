@@ -165,6 +165,95 @@ impl<L: Clone + PartialEq + Send + Sync> CuttingPlane<L> {
         Ok(())
     }
 
+    /// The 1-slack learner without data, for `n` instances of partitions held elsewhere: its
+    /// rounds take the cuts that [`crate::rounds::cut_pass`] computes on each partition, summed
+    /// ([`CuttingPlane::round`]). The iterates are the local learner's up to the order of the
+    /// floating-point sums of the cut.
+    pub fn coordinator(params: CpParams, n: usize, dim: usize, w0: Option<Vec<f64>>) -> Result<Self> {
+        if params.n_slack {
+            return Err(Error::param(
+                "learner 'cutting-plane-n' keeps one working set per instance: only the 1-slack \
+                 'cutting-plane' takes cuts from partitions",
+            ));
+        }
+        if n == 0 {
+            return Err(Error::input("the training set is empty"));
+        }
+        Ok(CuttingPlane {
+            params,
+            w: w0.unwrap_or_else(|| vec![0.0; dim]),
+            set: Vec::new(),
+            gram: Vec::new(),
+            dual: 0.0,
+            epochs: 0,
+            n,
+            warm: Vec::new(),
+        })
+    }
+
+    /// Adds the 1-slack cut (Σ_i c_i·Δφ_i, Σ_i b_i) of all instances at the current weights, whose
+    /// losses sum to `loss`, and re-solves the QP, unless the cut certifies convergence:
+    /// (Σ_i ℓ_i(w) − ξ)/n ≤ eps. Returns whether it did.
+    fn apply_cut(&mut self, slope: SparseVec, intercept: f64, loss: f64, n: usize) -> Result<bool> {
+        let xi = self.slacks()[0];
+        let converged = (loss - xi) / n as f64 <= self.params.eps;
+        if !converged {
+            self.add(0, slope, intercept)?;
+            self.solve()?;
+        }
+        Ok(converged)
+    }
+
+    /// One round of the coordinator ([`CuttingPlane::coordinator`]): the cut summed over every
+    /// partition at [`Learner::weights`] (its `counts` summed too; `task_loss`: the partitions'
+    /// mean task loss at those weights). The stats are those of a local epoch; on error the
+    /// state is unchanged.
+    pub fn round(
+        &mut self,
+        slope: SparseVec,
+        intercept: f64,
+        counts: &PassCounts,
+        task_loss: Option<f64>,
+    ) -> Result<EpochStats> {
+        let start = Instant::now();
+        let dim = self.w.len();
+        if let Some(&j) = slope.indices.iter().find(|&&j| j >= dim) {
+            return Err(Error::input(format!("the cut has index {j} outside the joint feature size {dim}")));
+        }
+        bicrit_core::error::check_finite("the cut", &slope.values)?;
+        let saved = (self.w.clone(), self.set.clone(), self.gram.clone(), self.dual);
+        let norm_start = dense_norm_sq(&self.w);
+        let dual_start = self.dual;
+        let converged = match self.apply_cut(slope, intercept, counts.loss, self.n) {
+            Ok(c) => c,
+            Err(e) => {
+                (self.w, self.set, self.gram, self.dual) = saved;
+                return Err(e);
+            }
+        };
+        self.epochs += 1;
+        let objective = 0.5 * norm_start + self.params.common.c * counts.loss;
+        Ok(EpochStats {
+            epoch: self.epochs,
+            objective,
+            objective_kind: ObjectiveKind::Exact,
+            loss: counts.loss / self.n as f64,
+            norm_sq: norm_start,
+            dual: Some(dual_start),
+            gap: Some(objective - dual_start),
+            converged,
+            calls: counts.calls,
+            inferences: counts.inferences,
+            fractional: counts.fractional,
+            gold: counts.gold,
+            time: start.elapsed().as_secs_f64(),
+            step_size: None,
+            working_set: Some(self.set.len()),
+            task_loss,
+            exact_calls: None,
+        })
+    }
+
     /// ξ_g = max(0, max_{k ∈ g} a_k·w + b_k) for every group (index: owner, or 0 for 1-slack).
     pub(crate) fn slacks(&self) -> Vec<f64> {
         let mut xi = vec![0.0f64; if self.params.n_slack { self.n } else { 1 }];
@@ -214,7 +303,6 @@ impl<L: Clone + PartialEq + Send + Sync> CuttingPlane<L> {
     ) -> Result<EpochStats> {
         let start = Instant::now();
         let n = p.n();
-        let dim = p.dim();
         crate::check_size(p, self.n, self.w.len())?;
         let c = self.params.common.c;
         let eps = self.params.eps;
@@ -224,27 +312,16 @@ impl<L: Clone + PartialEq + Send + Sync> CuttingPlane<L> {
         let converged;
         let kind;
         if !self.params.n_slack {
-            let idx: Vec<usize> = (0..n).collect();
-            let mut found = infer_many(p, ctx, &idx, &self.w, 1.0, &self.warm, None)?;
-            for (i, vio) in found.iter_mut().enumerate() {
-                counts.record(vio);
-                keep_warm(&mut self.warm, i, std::mem::take(&mut vio.warm), &self.params.common, journal);
-            }
-            let xi = self.slacks()[0];
-            converged = (counts.loss - xi) / n as f64 <= eps;
-            if !converged {
-                let slope = with_scratch(dim, |s| {
-                    for vio in &found {
-                        if vio.scale != 0.0 {
-                            s.add_sparse(&vio.dphi, vio.scale);
-                        }
-                    }
-                    s.take()
-                });
-                let intercept: f64 = found.iter().map(|v| v.intercept).sum();
-                self.add(0, slope, intercept)?;
-                self.solve()?;
-            }
+            let cut = crate::rounds::cut_pass_logged(
+                p,
+                ctx,
+                &self.w,
+                &mut self.warm,
+                &self.params.common,
+                journal,
+            )?;
+            counts = cut.counts.clone();
+            converged = self.apply_cut(cut.slope, cut.intercept, cut.counts.loss, n)?;
             kind = ObjectiveKind::Exact;
         } else {
             let batch = if self.params.batch_size == 0 { n } else { self.params.batch_size };

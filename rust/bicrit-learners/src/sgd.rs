@@ -303,3 +303,43 @@ impl<L: Clone + PartialEq + Send + Sync> Sgd<L> {
         })
     }
 }
+
+impl<L: Clone + PartialEq + Send + Sync> Sgd<L> {
+    /// One round of iterative parameter mixing (McDonald, Hall & Mann 2010) on this partition: an
+    /// epoch from the mixed weights `w`, the step schedule continuing the partition's own. Returns
+    /// the last iterate and the average of the round's iterates (the iterate when not averaging).
+    /// Built with C·n/n_k on a partition of n_k of the n instances, the learner's λ = 1/(n_k·C_k)
+    /// is the global one. On error the state is unchanged.
+    pub fn mixing_round<S: Structure<Label = L>>(
+        &mut self,
+        p: &Problem<'_, S>,
+        ctx: &Context<'_>,
+        w: &[f64],
+    ) -> Result<(Vec<f64>, Vec<f64>, crate::rounds::RoundStats)> {
+        crate::check_size(p, self.warm.len(), self.v.len())?;
+        crate::check_counts((1, self.v.len()), (1, w.len()))?;
+        let saved = (self.v.clone(), self.s, self.v_norm_sq, self.avg.clone());
+        self.v = w.to_vec();
+        self.s = 1.0;
+        self.v_norm_sq = dense_norm_sq(&self.v);
+        self.avg = LazyAverage::new(if self.params.average == Averaging::None { 0 } else { w.len() });
+        match self.epoch(p, ctx) {
+            Ok(stats) => {
+                let n = self.warm.len() as f64;
+                let pass = PassCounts {
+                    loss: stats.loss * n,
+                    calls: stats.calls,
+                    inferences: stats.inferences,
+                    fractional: stats.fractional,
+                    gold: stats.gold,
+                };
+                let stats = crate::rounds::RoundStats { pass, ..Default::default() };
+                Ok((self.iterate(), self.weights(true), stats))
+            }
+            Err(e) => {
+                (self.v, self.s, self.v_norm_sq, self.avg) = saved;
+                Err(e)
+            }
+        }
+    }
+}

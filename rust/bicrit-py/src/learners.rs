@@ -31,7 +31,7 @@ use crate::structures::python::PyStructure;
 use crate::structures::{AnyStructure, BindStructure, NativeStructure};
 
 /// Gets the concrete structure back out of an [`AnyStructure`].
-trait FromAny: BindStructure + 'static {
+pub(crate) trait FromAny: BindStructure + 'static {
     fn from_any(a: &AnyStructure) -> Option<&Self>;
 }
 
@@ -109,7 +109,7 @@ struct Fitted<S: FromAny> {
 
 /// The concrete structure behind `any` (a free function so that `epoch` can borrow the learner
 /// mutably beside it).
-fn structure_of<S: FromAny>(any: &AnyStructure) -> Result<&S> {
+pub(crate) fn structure_of<S: FromAny>(any: &AnyStructure) -> Result<&S> {
     S::from_any(any).ok_or_else(|| Error::input("internal: the structure changed type"))
 }
 
@@ -219,8 +219,8 @@ fn build<S: FromAny>(
 #[pyclass(name = "LearnerSpec", module = "bicrit._native", frozen, subclass, skip_from_py_object)]
 #[derive(Clone)]
 pub struct PyLearnerSpec {
-    kind: Kind,
-    params: Vec<(String, Value)>,
+    pub(crate) kind: Kind,
+    pub(crate) params: Vec<(String, Value)>,
 }
 
 impl PyLearnerSpec {
@@ -332,7 +332,7 @@ fn params_from_py(py: Python<'_>, d: Option<&Bound<'_, PyDict>>) -> PyResult<Vec
 
 /// A search from Python: a `SearchSpec` (or its subclass `bicrit.searches.Search`), a registry
 /// name, or a `(name, options)` pair.
-fn search_from_py(py: Python<'_>, search: &Bound<'_, PyAny>) -> PyResult<SearchSpec> {
+pub(crate) fn search_from_py(py: Python<'_>, search: &Bound<'_, PyAny>) -> PyResult<SearchSpec> {
     if let Ok(s) = search.cast::<PySearchSpec>() {
         return Ok(s.get().inner.clone());
     }
@@ -365,7 +365,11 @@ fn search_from_py(py: Python<'_>, search: &Bound<'_, PyAny>) -> PyResult<SearchS
     ))
 }
 
-fn stats_dict<'py>(py: Python<'py>, learner: &str, s: &EpochStats) -> PyResult<Bound<'py, PyDict>> {
+pub(crate) fn stats_dict<'py>(
+    py: Python<'py>,
+    learner: &str,
+    s: &EpochStats,
+) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     let c = &s.calls;
     d.set_item("epoch", s.epoch)?;
@@ -400,7 +404,7 @@ fn stats_dict<'py>(py: Python<'py>, learner: &str, s: &EpochStats) -> PyResult<B
     Ok(d)
 }
 
-fn calls_dict<'py>(py: Python<'py>, c: &Calls) -> PyResult<Bound<'py, PyDict>> {
+pub(crate) fn calls_dict<'py>(py: Python<'py>, c: &Calls) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     for (k, v) in c.by_kind() {
         d.set_item(k, v)?;

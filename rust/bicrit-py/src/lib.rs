@@ -8,6 +8,7 @@ mod errors;
 mod hierarchy;
 mod learners;
 mod nhsvm3;
+mod partition;
 mod py_oracle;
 mod py_surrogate;
 mod scores;
@@ -68,6 +69,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     hierarchy::register(m)?;
     searches::register(m)?;
     learners::register(m)?;
+    partition::register(m)?;
     catalog::register(m)?;
     scores::register(m)?;
     Ok(())

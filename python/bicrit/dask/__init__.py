@@ -1,0 +1,121 @@
+"""Training on a Dask cluster (``pip install "bicrit[dask]"``): the data stays on the workers,
+only weights and sums cross the network, and the result is an ordinary fitted estimator.
+
+>>> from distributed import Client, LocalCluster
+>>> import dask, bicrit, bicrit.dask
+>>> client = Client(LocalCluster(n_workers=2, threads_per_worker=1))
+>>> parts = [dask.delayed(bicrit.datasets.read_conll)(p) for p in paths]   # or futures, paths
+>>> model = bicrit.dask.fit(bicrit.SequenceSVM(learner="cutting-plane"), parts)
+>>> model.save("ner.bicrit"); labels = bicrit.dask.predict(model, parts).compute()
+
+Each partition (a dataset object or an ``(X, Y)`` pair, given as a ``dask.delayed`` object, a
+future, or the path of a file each worker reads itself) is read and prepared once on one worker
+and kept there with its learner's per-instance state (:mod:`bicrit.dask.worker`). The fit goes
+through the estimator's own plan and the one fit driver (:mod:`bicrit.learners.fit`); its
+epochs are rounds on the cluster (:mod:`bicrit.dask.runners`): ``cutting-plane`` gives the
+local learner's iterates, ``bcfw`` runs CoCoA with a certified duality gap, ``sgd`` mixes
+parameters every round. ``history_`` has the local columns plus ``round``, ``partitions``,
+``bytes_sent`` (client → workers), ``bytes_per_worker`` (weights in + sums out),
+``worker_time`` (slowest partition), ``worker_time_mean``, ``round_time`` and ``rebuilt``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from bicrit.dask.cluster import ClusterLostError
+from bicrit.dask.sources import PartitionError
+
+__all__ = ["ClusterLostError", "PartitionError", "fit", "predict"]
+
+#: Learners that train on partitions; ``"auto"`` picks BCFW where it applies, else SGD.
+LEARNERS = ("cutting-plane", "bcfw", "sgd")
+
+
+def _client(client: Any) -> Any:
+    if client is not None:
+        return client
+    from distributed import default_client
+
+    try:
+        return default_client()
+    except ValueError:
+        raise ValueError(
+            "no Dask client: pass client=, or create one first (distributed.Client(...))"
+        ) from None
+
+
+def fit(estimator: Any, parts: Sequence[Any], *, client: Any = None) -> Any:
+    """Trains ``estimator`` (any :class:`~bicrit.StructuredSVM`) on the partitions ``parts`` on
+    the cluster of ``client`` (None: the current default client) and returns it fitted.
+
+    Partitions whose label spaces disagree (tags, classes, label counts, hierarchy) are refused
+    before the first round; a partition that cannot be read or prepared is named in the error
+    (:class:`PartitionError`). A partition lost with its worker is rebuilt on another from its
+    source and the round is run again; when that is impossible, :class:`ClusterLostError` is
+    raised. Ctrl-C keeps the finished rounds (the driver's rule)."""
+    from bicrit.dask.cluster import Shards
+    from bicrit.dask.runners import ClusterTraining
+    from bicrit.dask.space import agree
+    from bicrit.errors import InvalidParameterError
+    from bicrit.estimators.pieces import create_piece
+    from bicrit.learners import Learner
+
+    client = _client(client)
+    parts = list(parts)
+    if not parts:
+        raise ValueError("parts is empty: give at least one partition")
+    if isinstance(estimator.C, str):
+        raise InvalidParameterError(
+            'C="auto" needs a held-out part of the data on the client: choose C locally '
+            "on a sample, then fit on the cluster with that C"
+        )
+    if getattr(estimator, "warm_start", False):
+        raise InvalidParameterError("warm_start does not apply to a distributed fit")
+    estimator._check_params()
+    estimator._forget()
+    shards = Shards(client, parts, estimator)
+    try:
+        summaries = shards.prepare()
+        names = [shards.name(s) for s in shards.all]
+        space = agree(summaries, names)
+        structure = create_piece("structure", space["structure"])
+        estimator.structure_ = structure
+        estimator._import_extra(space["extra"], space["arrays"])
+        _surrogate, _search, learner, params = estimator._pieces(structure)
+        if learner not in LEARNERS:
+            from bicrit.errors import IncompatibleError
+
+            raise IncompatibleError(
+                f"learner {learner!r} does not train on partitions: use one of {LEARNERS}"
+            )
+        training = ClusterTraining(structure, None, None, Learner(learner, **params), shards)
+        estimator._run(training, None)
+        first = next(s for s in summaries if s["n"])
+        if first.get("n_features_in") is not None:
+            estimator.n_features_in_ = int(first["n_features_in"])
+    except BaseException:
+        estimator._forget()
+        raise
+    finally:
+        shards.close()
+    estimator._trainer = None  # the cluster's runner does not outlive the fit
+    return estimator
+
+
+def _predict_part(model: Any, source: Any) -> list[Any]:
+    from bicrit.dask.sources import materialize, split
+
+    X, _ = split(materialize(source))
+    return list(model.predict(X))
+
+
+def predict(model: Any, parts: Sequence[Any]) -> Any:
+    """The predictions of the fitted ``model`` on each partition (sources as :func:`fit`
+    takes), as a :class:`dask.bag.Bag` of one prediction per instance, partition by
+    partition."""
+    import dask
+    import dask.bag as db
+
+    return db.from_delayed([dask.delayed(_predict_part)(model, p) for p in parts])

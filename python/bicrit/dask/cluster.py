@@ -1,0 +1,249 @@
+"""The client side of a distributed fit: the partitions, where each lives, and one round on all
+of them — only the weights go out and only the partitions' sums come back (summed as a tree on
+the workers when there are more than two). A partition whose worker died is rebuilt on a live
+worker from its source (its ``dask.delayed`` object, future or path) and its round is run again;
+the runner repairs its own state (:meth:`Runner.rebuilt`)."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from bicrit.dask import worker
+from bicrit.dask.sources import describe
+
+__all__ = ["ClusterLostError", "Shard", "Shards", "combine"]
+
+#: Times a partition is rebuilt in one round before the fit gives up.
+MAX_REBUILDS = 3
+
+
+class ClusterLostError(RuntimeError):
+    """A partition could not be rebuilt (its source is gone with its worker, or the workers keep
+    dying); the estimator keeps the model of the last finished round."""
+
+
+@dataclass
+class Shard:
+    """One partition: its registry key on the workers, its source and where it lives."""
+
+    index: int
+    key: str
+    source: Any
+    address: str = ""
+    n: int = 0
+
+
+def combine(a: dict[str, Any], b: dict[str, Any], kind: str) -> dict[str, Any]:
+    """The sum of two round results (or partial sums) of learner ``kind``: cuts, weight
+    changes, counts and dual shares add; times and sizes are kept per partition."""
+    out = {"time": {**a["time"], **b["time"]}, "bytes": {**a["bytes"], **b["bytes"]}}
+    out["n"] = a["n"] + b["n"]
+    if kind == "cutting-plane":
+        (ia, va, ca, ka), (ib, vb, cb, kb) = a["out"], b["out"]
+        idx = np.concatenate([ia, ib])
+        vals = np.concatenate([va, vb])
+        u, inv = np.unique(idx, return_inverse=True)
+        sums = np.zeros(len(u))
+        np.add.at(sums, inv, vals)
+        keep = sums != 0.0
+        out["out"] = (u[keep], sums[keep], ca + cb, _add(ka, kb))
+    elif kind == "bcfw":
+        (da, ka, sa, ua), (db, kb, sb, ub) = a["out"], b["out"]
+        out["out"] = (da + db, _add(ka, kb), _add(sa, sb), ua + ub)
+    else:  # sgd: weighted by partition size
+        (ia, aa, ka), (ib, ab, kb) = a["out"], b["out"]
+        out["out"] = (ia + ib, aa + ab, _add(ka, kb))
+    return out
+
+
+def _add(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    return {k: a.get(k, 0) + b.get(k, 0) for k in set(a) | set(b)}
+
+
+def _weighted(result: dict[str, Any]) -> dict[str, Any]:
+    """An SGD partition's weights times its size (so that partial sums add)."""
+    it, av, counts = result["out"]
+    n = result["n"]
+    return {**result, "out": (it * n, av * n, counts)}
+
+
+class Shards:
+    """The partitions of one fit on ``client`` (see the module documentation)."""
+
+    def __init__(self, client: Any, sources: Sequence[Any], estimator: Any) -> None:
+        self.client = client
+        self.estimator = estimator
+        fit_id = uuid.uuid4().hex[:12]
+        self.all = [Shard(i, f"bicrit-{fit_id}-{i}", s) for i, s in enumerate(sources)]
+        self.rebuilds = 0
+
+    @property
+    def live(self) -> list[Shard]:
+        """The non-empty partitions."""
+        return [s for s in self.all if s.n > 0]
+
+    @property
+    def n(self) -> int:
+        return sum(s.n for s in self.all)
+
+    def name(self, shard: Shard) -> str:
+        return describe(shard.index, shard.source)
+
+    def _workers(self) -> list[str]:
+        return sorted(self.client.scheduler_info(n_workers=-1)["workers"])
+
+    def prepare(self, shards: Sequence[Shard] | None = None) -> list[dict[str, Any]]:
+        """Reads and prepares the partitions on the workers (spread round-robin, or where a
+        future's data is); returns their summaries."""
+        import dask
+
+        first = shards is None
+        shards = list(self.all if shards is None else shards)
+        workers = self._workers()
+        if not workers:
+            raise ClusterLostError("the cluster has no worker")
+        futures = []
+        for j, s in enumerate(shards):
+            where = [workers[(s.index if first else j) % len(workers)]]
+            if dask.is_dask_collection(s.source):
+                # computed where it will live; the scheduler keeps its graph to recompute it
+                s.source = self.client.compute(s.source, workers=where, allow_other_workers=True)
+            futures.append(
+                self.client.submit(
+                    worker.prepare,
+                    s.key,
+                    s.index,
+                    s.source,
+                    self.estimator,
+                    key=f"prepare-{s.key}-{uuid.uuid4().hex[:6]}",
+                    workers=where,
+                    allow_other_workers=True,
+                    pure=False,
+                )
+            )
+        summaries = self.client.gather(futures)
+        for s, summary in zip(shards, summaries, strict=True):
+            s.address, s.n = summary["address"], int(summary["n"])
+        return summaries
+
+    def submit(self, shard: Shard, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(shard.key, *args)`` on the partition's worker."""
+        return self.client.submit(
+            fn,
+            shard.key,
+            *args,
+            workers=[shard.address],
+            allow_other_workers=True,
+            pure=False,
+        )
+
+    def each(self, fn: Callable[..., Any], *args: Any) -> list[Any]:
+        """``fn`` on every non-empty partition; results in order (no rebuild)."""
+        return self.client.gather([self.submit(s, fn, *args) for s in self.live])
+
+    def round(
+        self,
+        w: np.ndarray,
+        run: Callable[[Shard], Any],
+        kind: str,
+        rebuilt: Callable[[Shard], None],
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """One round: ``run(shard)`` submits each partition's round task; the results are summed
+        (``combine``) and returned with the round's cluster statistics. Partitions lost with
+        their worker are rebuilt (``rebuilt(shard)`` reopens their phase) and run again."""
+        from distributed import wait
+
+        start = time.perf_counter()
+        pending = {s.key: s for s in self.live}
+        futures: dict[str, Any] = {}
+        attempts = 0
+        while pending:
+            for key, s in pending.items():
+                futures[key] = run(s)
+            wait([futures[k] for k in pending])
+            lost = []
+            for key in list(pending):
+                f = futures[key]
+                if f.status == "error":
+                    exc = f.exception()
+                    if not _is_loss(exc):
+                        raise exc
+                    lost.append(pending[key])
+            pending = {}
+            if lost:
+                attempts += 1
+                if attempts > MAX_REBUILDS:
+                    names = ", ".join(self.name(s) for s in lost)
+                    raise ClusterLostError(f"{names}: lost {attempts} times in one round")
+                self._rebuild(lost)
+                for s in lost:
+                    rebuilt(s)
+                pending = {s.key: s for s in lost}
+        ordered = [futures[s.key] for s in self.live]
+        total = self._reduce(ordered, kind)
+        wall = time.perf_counter() - start
+        times = total["time"]
+        sizes = total["bytes"]
+        k = len(ordered)
+        stats = {
+            "partitions": k,
+            "bytes_sent": int(w.nbytes) * k,
+            "bytes_per_worker": (int(w.nbytes) + sum(sizes.values()) / max(k, 1)),
+            "worker_time": max(times.values()) if times else 0.0,
+            "worker_time_mean": sum(times.values()) / max(k, 1),
+            "round_time": wall,
+            "rebuilt": attempts,
+        }
+        return total, stats
+
+    def _reduce(self, futures: list[Any], kind: str) -> dict[str, Any]:
+        """The sum of the round results: on the client for one or two partitions, else as a
+        binary tree of tasks on the workers (the client receives one result)."""
+        prep = _weighted if kind == "sgd" else (lambda r: r)
+        if len(futures) <= 2:
+            results = [prep(r) for r in self.client.gather(futures)]
+            total = results[0]
+            for r in results[1:]:
+                total = combine(total, r, kind)
+            return total
+        level = [self.client.submit(prep, f, pure=False) for f in futures]
+        while len(level) > 1:
+            nxt = [
+                self.client.submit(combine, level[i], level[i + 1], kind, pure=False)
+                for i in range(0, len(level) - 1, 2)
+            ]
+            if len(level) % 2:
+                nxt.append(level[-1])
+            level = nxt
+        return self.client.gather(level[0])
+
+    def _rebuild(self, lost: Sequence[Shard]) -> None:
+        try:
+            self.prepare(lost)
+        except Exception as e:
+            names = ", ".join(self.name(s) for s in lost)
+            raise ClusterLostError(
+                f"{names}: lost with its worker and could not be rebuilt from its source: {e}"
+            ) from e
+        self.rebuilds += len(lost)
+
+    def close(self) -> None:
+        """Forgets the partitions on every worker."""
+        keys = [s.key for s in self.all]
+        with contextlib.suppress(Exception):  # a closed cluster holds nothing any more
+            self.client.run(worker.close, keys)
+
+
+def _is_loss(exc: BaseException | None) -> bool:
+    """Whether a task failed because its partition or its worker is gone."""
+    from distributed import KilledWorker
+    from distributed.comm import CommClosedError
+
+    return isinstance(exc, worker.PartitionLost | KilledWorker | CommClosedError | OSError)

@@ -1,0 +1,152 @@
+"""The worker side of :mod:`bicrit.dask`: each partition lives in its worker's process for the
+whole fit, in a registry keyed by the fit and the partition — the inputs in the structure's form
+and, per phase, the native :class:`bicrit._native.Partition` with its per-instance state. Tasks
+pinned to that worker run its rounds; a task that finds no entry (the worker died and the task
+ran elsewhere) raises :class:`PartitionLost`, and the client rebuilds the partition."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = ["PartitionLost", "close", "drop", "open_phase", "prepare", "run_round", "share"]
+
+
+class PartitionLost(RuntimeError):
+    """The partition is not held by the worker that ran the task."""
+
+
+@dataclass
+class _Held:
+    structure: Any
+    X: Any
+    Y: Any
+    n: int
+    phases: dict[int, Any] = field(default_factory=dict)
+
+
+_REGISTRY: dict[str, _Held] = {}
+_LOCK = threading.Lock()
+
+
+def _address() -> str:
+    from distributed import get_worker
+
+    try:
+        return str(get_worker().address)
+    except ValueError:  # run outside a worker (tests of the functions themselves)
+        return "local"
+
+
+def prepare(key: str, index: int, source: Any, estimator: Any) -> dict[str, Any]:
+    """Reads partition ``index`` (from ``source``), converts it to the structure's form as
+    ``estimator``'s fit does, and keeps it here under ``key``. Returns its summary: the
+    worker's address, the number of instances, and its label space (structure configuration,
+    the estimator's fitted vocabularies) for the client to compare across partitions."""
+    from sklearn.base import clone
+
+    from bicrit.dask.sources import PartitionError, describe, materialize, split
+    from bicrit.dask.space import label_space
+    from bicrit.estimators import validation
+
+    start = time.perf_counter()
+    try:
+        X, Y = split(materialize(source))
+        est = clone(estimator)
+        X0, _ = est._split(X, Y)
+        if validation.n_rows(X0) == 0:
+            return {"key": key, "address": _address(), "n": 0, "space": None}
+        structure, Xp, Yp = est._prepared(X, Y, continuing=False)
+        Xn, Yn = structure.native_inputs(Xp, Yp)
+        est._set_n_features(Xn)
+        n = int(validation.n_rows(Xp))
+        space = label_space(est, structure)
+    except Exception as e:
+        raise PartitionError(f"{describe(index, source)}: {e}") from e
+    with _LOCK:
+        _REGISTRY[key] = _Held(structure, Xn, Yn, n)
+    return {
+        "key": key,
+        "address": _address(),
+        "n": n,
+        "space": space,
+        "n_features_in": getattr(est, "n_features_in_", None),
+        "time": time.perf_counter() - start,
+    }
+
+
+def _held(key: str) -> _Held:
+    with _LOCK:
+        held = _REGISTRY.get(key)
+    if held is None:
+        raise PartitionLost(f"partition {key} is not held by worker {_address()}")
+    return held
+
+
+def open_phase(
+    key: str,
+    phase: int,
+    structure_config: Any,
+    surrogate: Any,
+    search: Any,
+    learner: Any,
+) -> int:
+    """Builds the native partition of ``phase`` (its surrogate, search and learner, on the
+    structure described by ``structure_config``, or the prepared one for None)."""
+    from bicrit import _native
+    from bicrit.estimators.pieces import create_piece
+    from bicrit.learners import resolve_search, resolve_surrogate
+    from bicrit.structures.base import as_native
+
+    held = _held(key)
+    structure = (
+        held.structure if structure_config is None else create_piece("structure", structure_config)
+    )
+    part = _native.Partition(
+        as_native(structure),
+        held.X,
+        held.Y,
+        resolve_surrogate(surrogate),
+        resolve_search(search),
+        learner,
+    )
+    with _LOCK:
+        held.phases = {phase: part}  # earlier phases are over
+    return held.n
+
+
+def run_round(key: str, phase: int, w: np.ndarray, scale: float, task_loss: bool) -> dict[str, Any]:
+    """One round of the partition at ``w``: its native pass (GIL released) and the time it
+    took, with the size of what it sends back."""
+    held = _held(key)
+    part = held.phases.get(phase)
+    if part is None:
+        raise PartitionLost(f"partition {key} has no phase {phase} on worker {_address()}")
+    start = time.perf_counter()
+    out = part.round(np.ascontiguousarray(w, dtype=np.float64), scale, task_loss)
+    elapsed = time.perf_counter() - start
+    nbytes = sum(int(x.nbytes) for x in out if isinstance(x, np.ndarray))
+    return {"out": out, "time": {key: elapsed}, "bytes": {key: nbytes}, "n": held.n}
+
+
+def share(key: str, phase: int) -> tuple[np.ndarray, float] | None:
+    """The partition's share of the BCFW dual point (see :meth:`Partition.dual_share`)."""
+    part = _held(key).phases.get(phase)
+    if part is None:
+        raise PartitionLost(f"partition {key} has no phase {phase} on worker {_address()}")
+    return part.dual_share()
+
+
+def drop(key: str) -> bool:
+    """Forgets the partition (end of the fit)."""
+    with _LOCK:
+        return _REGISTRY.pop(key, None) is not None
+
+
+def close(keys: list[str]) -> int:
+    """Forgets every partition of ``keys`` held here."""
+    return sum(drop(k) for k in keys)
