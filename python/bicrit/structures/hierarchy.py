@@ -301,6 +301,23 @@ class HierarchyStructure(NativeStructure):
         )
         return [[Answer(*a) for a in per] for per in found]
 
+    def max_marginals(
+        self, scores: np.ndarray, *, n_jobs: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Max-marginals of the label score ``S(y) = Σ_{n ∈ y} scores[i, n]`` over the label
+        space, for every instance and node: ``(with, without)``, each (instances × nodes), the
+        best score of a label containing node n and of a label without it (−∞ for the root,
+        which every label contains). Exact in every space: tree DP, one min-cut per node that
+        needs one (ancestor-closed DAG sets), one integer program per node (leaf-terminated DAG
+        sets), the candidate paths (single paths); docs/hierarchy-scores.md. Coherent with the
+        hierarchy: ``with`` never increases and ``without`` never decreases from a node to its
+        children. Parallel over instances with the GIL released."""
+        S = np.ascontiguousarray(scores, dtype=np.float64)
+        if S.ndim != 2:
+            raise InvalidInputError(f"scores must be 2-D (instances × nodes), got {S.ndim}-D")
+        with_, without = _native.hierarchy_max_marginals(self._require(), S, n_jobs=n_jobs)
+        return np.asarray(with_), np.asarray(without)
+
     def ratio_oracle(
         self,
         w: np.ndarray,

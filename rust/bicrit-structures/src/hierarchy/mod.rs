@@ -35,6 +35,7 @@ pub mod graph;
 mod labels;
 pub mod lawler;
 pub mod lp;
+mod marginals;
 mod multi;
 mod ratio;
 mod scores;
@@ -49,6 +50,7 @@ use bicrit_core::{Capabilities, CsrMatrix, Error, Objective, Result, SparseVec, 
 pub use self::graph::HierarchyGraph;
 use self::labels::ancestor_table;
 pub use self::lp::LpSolution;
+pub use self::marginals::MaxMarginals;
 use self::tree::TreeScratch;
 use self::value::Lex;
 use crate::{Scored, Structure, TermQuery};
@@ -132,6 +134,8 @@ pub struct HierarchyStructure {
     counted: Vec<bool>,
     /// Ā(t) of every single-path candidate t of a DAG (sorted), when it fits [`ANCESTOR_TABLE_LIMIT`].
     ancestors: Option<(Vec<usize>, Vec<u32>)>,
+    /// Ā(v) of every node (CSR, sorted), built on first use by the max-marginals of DAGs.
+    ancestor_rows: std::sync::OnceLock<(Vec<u64>, Vec<u32>)>,
 }
 
 #[derive(Default)]
@@ -221,6 +225,7 @@ impl HierarchyStructure {
             loss_weight,
             counted,
             ancestors,
+            ancestor_rows: std::sync::OnceLock::new(),
         })
     }
 

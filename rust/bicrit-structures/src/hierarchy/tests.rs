@@ -474,3 +474,52 @@ fn set_cover_dags_exercise_the_integer_program() {
     }
     assert!(fractional > 20, "only {fractional} fractional LPs: the IP path is barely tested");
 }
+
+/// Max-marginals equal brute force over every label of the space (trees and DAGs, both spaces,
+/// single paths and multi-label), with real-valued node scores so that ties are rare, and with
+/// small integer scores so that they are common.
+#[test]
+fn max_marginals_equal_brute_force() {
+    let mut rng = Rng(77);
+    for case in 0..1200 {
+        let tree = case % 2 == 0;
+        let space = if case % 4 < 2 { LabelSpace::Any } else { LabelSpace::Leaves };
+        let multilabel = case % 8 < 6;
+        let c = random_case(&mut rng, tree, space, multilabel, HierLoss::Node);
+        let m = c.s.n_nodes();
+        let sigma: Vec<f64> = (0..m)
+            .map(|_| if case % 3 == 0 { rng.int(-3, 3) } else { (rng.next() % 20_001) as f64 / 1000.0 - 10.0 })
+            .collect();
+        let mm = c.s.max_marginals(&sigma).unwrap();
+        let score = |y: &HierLabel| y.iter().map(|&v| sigma[v as usize]).sum::<f64>();
+        for n in 0..m as u32 {
+            let with = c.labels.iter().filter(|y| y.contains(&n)).map(score).fold(f64::NEG_INFINITY, f64::max);
+            let without = c.labels.iter().filter(|y| !y.contains(&n)).map(score).fold(f64::NEG_INFINITY, f64::max);
+            let close = |a: f64, b: f64| a == b || (a - b).abs() < 1e-9;
+            assert!(
+                close(mm.with[n as usize], with) && close(mm.without[n as usize], without),
+                "{:?} node {n}: ({}, {}) vs brute force ({with}, {without})",
+                c.s.oracle_kind(),
+                mm.with[n as usize],
+                mm.without[n as usize]
+            );
+        }
+    }
+}
+
+#[test]
+fn max_marginals_refuse_bad_scores() {
+    let g = HierarchyGraph::new(&[vec![], vec![0], vec![0]], 0, None).unwrap();
+    let opts = HierarchyOptions {
+        space: LabelSpace::Any,
+        multilabel: true,
+        loss: HierLoss::Node,
+        n_features: 1,
+        node_scale: None,
+        node_loss_weight: None,
+        layout: WeightLayout::NodeMajor,
+    };
+    let s = HierarchyStructure::new(g, opts).unwrap();
+    assert!(s.max_marginals(&[0.0, 1.0]).unwrap_err().to_string().contains("2 node scores for 3 nodes"));
+    assert!(s.max_marginals(&[0.0, f64::NAN, 1.0]).is_err());
+}
