@@ -134,6 +134,7 @@ def hierarchy_structure(
     loss: str = "node",
     node_scale: list[float] | None = None,
     node_loss_weight: list[float] | None = None,
+    node_miss_weight: list[float] | None = None,
     layout: str = "node",
     names: list[str] | None = None,
 ) -> Any: ...

@@ -280,3 +280,45 @@ def test_calibration_errors() -> None:
         NodeCalibration(est).fit(X)
     with pytest.raises(InvalidParameterError, match="coherent must be True or False"):
         NodeCalibration(est, coherent="yes").fit(X, Y)
+
+
+# --- multi-label task losses ----------------------------------------------------------------------
+
+
+def test_weighted_loss_costs_are_class_balanced_per_node(tmp_path) -> None:
+    """multilabel_loss='weighted': node Hamming over the original non-root nodes, a missed node
+    costing n/(2·n_pos) and a wrong one n/(2·n_neg) (scikit-learn's balanced class weights)."""
+    h, X, Y = _multi_tree()
+    est = HierarchicalSVM(h, model="nhsvm", multilabel_loss="weighted", **FAST).fit(X, Y)
+    n = len(Y)
+    pos = np.array([sum(v in set(y.tolist()) | {h.root} for y in Y) for v in range(h.n_nodes)])
+    pos = np.clip(pos, 1, n)  # every node of the toy tree is seen; the root is in every label
+    s = est.structure_
+    assert s.loss_kind == "node"
+    expected_miss = n / (2 * pos)
+    neg = np.maximum(n - pos, 1)
+    expected_wrong = n / (2 * neg)
+    nonroot = np.arange(h.n_nodes) != h.root
+    np.testing.assert_allclose(np.asarray(s.node_miss_weight)[nonroot], expected_miss[nonroot])
+    np.testing.assert_allclose(np.asarray(s.node_loss_weight)[nonroot], expected_wrong[nonroot])
+    back = HierarchicalSVM.load(est.save(tmp_path / "w.bicrit"))
+    np.testing.assert_array_equal(back.node_miss_weight_, est.node_miss_weight_)
+    assert back.node_scores(X).tobytes() == est.node_scores(X).tobytes()
+
+
+def test_multilabel_losses_and_their_virtual_leaves(data_dir) -> None:
+    from bicrit.datasets import load
+
+    tr = load("clus_hmc/church_FUN", "train", root=data_dir, impute="mean")
+    X, Y = tr.X[:150], tr.Y[:150]
+    n0 = tr.hierarchy.n_nodes
+    for loss, kind in (("leaf", "leaf"), ("node", "node"), ("weighted", "node")):
+        est = HierarchicalSVM(tr, model="hsvm", multilabel_loss=loss, **FAST).fit(X, Y)
+        assert est.structure_.loss_kind == kind
+        assert est.hierarchy_.n_nodes > n0
+        if loss != "leaf":  # virtual leaves are not evaluated: they cost nothing
+            assert np.all(np.asarray(est.node_loss_weight_)[n0:] == 0)
+    auto = HierarchicalSVM(tr, model="nhsvm", **FAST).fit(X, Y)
+    assert auto.structure_.loss_kind == "leaf" and auto.node_miss_weight_ is None
+    with pytest.raises(InvalidParameterError, match="multilabel_loss must be one of"):
+        HierarchicalSVM(tr, multilabel_loss="balanced").fit(X, Y)

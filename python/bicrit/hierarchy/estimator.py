@@ -67,7 +67,7 @@ from bicrit.estimators.scaling import apply_scale, fit_scale
 from bicrit.estimators.structured import StructuredSVM, _init_params
 from bicrit.hierarchy.graph import Hierarchy
 from bicrit.hierarchy.labels import add_virtual_leaves, check_labels, terminals
-from bicrit.hierarchy.models import MODELS, model
+from bicrit.hierarchy.models import MODELS, MULTILABEL_LOSSES, model
 from bicrit.learners.fit import FitResult, Training
 
 __all__ = ["MODELS", "SSVM_LOSSES", "HierarchicalSVM"]
@@ -140,6 +140,11 @@ class HierarchicalSVM(StructuredSVM):
         Shared SVM's fixed single-label loss Δ(l, l_i) (eq. ``SSVMp``): ``"normalized"`` (the
         normalized loss at the starting α), ``"hamming"`` (node Hamming, un-normalized) or
         ``"zero_one"`` (1 for any other leaf).
+    multilabel_loss:
+        Task loss of multi-label models (:mod:`bicrit.hierarchy.models`): ``"auto"`` (the
+        model's own: node Hamming for HSVM, the thesis's leaf Hamming for the others),
+        ``"leaf"``, ``"node"`` or ``"weighted"`` (node Hamming with class-balanced costs per
+        node from the training frequencies, for unbalanced hierarchies).
     n_hashed_features:
         Hash the input columns onto this many (``None``: no hashing).
     layout:
@@ -206,6 +211,7 @@ class HierarchicalSVM(StructuredSVM):
         max_alternations: int = 10,
         alpha_eps: float = 1e-3,
         ssvm_loss: str = "normalized",
+        multilabel_loss: str = "auto",
         n_hashed_features: int | None = None,
         layout: str = "auto",
         scale: bool = True,
@@ -247,6 +253,10 @@ class HierarchicalSVM(StructuredSVM):
                 raise InvalidParameterError(f"{name} must be an int ≥ 1, got {v!r}")
         if not (isinstance(self.alpha_eps, int | float) and 0 <= self.alpha_eps < 1):
             raise InvalidParameterError(f"alpha_eps must be in [0, 1), got {self.alpha_eps!r}")
+        if self.multilabel_loss not in MULTILABEL_LOSSES:
+            raise InvalidParameterError(
+                f"multilabel_loss must be one of {MULTILABEL_LOSSES}, got {self.multilabel_loss!r}"
+            )
         if self.ssvm_loss not in SSVM_LOSSES:
             raise InvalidParameterError(
                 f"ssvm_loss must be one of {SSVM_LOSSES}, got {self.ssvm_loss!r}"
@@ -384,10 +394,11 @@ class HierarchicalSVM(StructuredSVM):
         self._layout_ = (
             ("feature" if h.n_nodes > 200 else "node") if self.layout == "auto" else self.layout
         )
-        w = model(self.model).weights(self, h, multi)
+        Yr = [np.union1d(y, [h.root]).astype(np.int64) for y in Ys]
+        w = model(self.model).training_weights(self, h, multi, Yr)
         self._alpha_now = w.alpha
         self._loss_, self.node_loss_weight_ = w.loss, w.loss_weight
-        Yr = [np.union1d(y, [h.root]).astype(np.int64) for y in Ys]
+        self.node_miss_weight_ = w.miss_weight
         return Xc, Yr
 
     @property
@@ -408,6 +419,7 @@ class HierarchicalSVM(StructuredSVM):
             loss=self._loss_,
             node_scale=np.sqrt(alpha),
             node_loss_weight=self.node_loss_weight_,
+            node_miss_weight=self.node_miss_weight_,
             n_features=self.n_features_,
             layout=self._layout_,
         )
@@ -657,6 +669,8 @@ class HierarchicalSVM(StructuredSVM):
         self._layout_ = s.layout
         self._loss_ = s.loss_kind
         self.node_loss_weight_ = np.asarray(s.node_loss_weight, dtype=np.float64)
+        mw = getattr(s, "node_miss_weight", None)
+        self.node_miss_weight_ = None if mw is None else np.asarray(mw, dtype=np.float64)
         self.alpha_ = np.array(arrays["alpha"], dtype=np.float64)
         self.virtual_parent_ = np.array(arrays["virtual_parent"], dtype=np.int64)
         rows = self.structure_.coef(self._w)

@@ -72,7 +72,7 @@ where
 
 /// The `hierarchy` structure over the graph `parents` (node → parent ids) rooted at `root`.
 #[pyfunction]
-#[pyo3(signature = (parents, root, n_features, *, labels="any", multilabel=true, loss="node", node_scale=None, node_loss_weight=None, layout="node", names=None))]
+#[pyo3(signature = (parents, root, n_features, *, labels="any", multilabel=true, loss="node", node_scale=None, node_loss_weight=None, node_miss_weight=None, layout="node", names=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn hierarchy_structure(
     py: Python<'_>,
@@ -84,6 +84,7 @@ pub fn hierarchy_structure(
     loss: &str,
     node_scale: Option<Vec<f64>>,
     node_loss_weight: Option<Vec<f64>>,
+    node_miss_weight: Option<Vec<f64>>,
     layout: &str,
     names: Option<Vec<String>>,
 ) -> PyResult<NativeStructure> {
@@ -115,6 +116,7 @@ pub fn hierarchy_structure(
                 n_features,
                 node_scale,
                 node_loss_weight,
+                node_miss_weight,
                 layout,
             };
             HierarchyStructure::new(g, opts)

@@ -72,9 +72,19 @@ fn random_case(rng: &mut Rng, tree: bool, space: LabelSpace, multilabel: bool, l
     let node_scale = (rng.below(3) == 0).then(|| (0..n).map(|_| rng.pick(&[0.5, 1.0, 2.0])).collect());
     let node_loss_weight =
         (rng.below(3) == 0).then(|| (0..n).map(|_| rng.pick(&[0.0, 0.5, 1.0, 2.0])).collect());
+    let node_miss_weight =
+        (rng.below(3) == 0).then(|| (0..n).map(|_| rng.pick(&[0.0, 0.5, 1.0, 3.0])).collect());
     let layout = if rng.below(2) == 0 { WeightLayout::NodeMajor } else { WeightLayout::FeatureMajor };
-    let opts =
-        HierarchyOptions { space, multilabel, loss, n_features: d, node_scale, node_loss_weight, layout };
+    let opts = HierarchyOptions {
+        space,
+        multilabel,
+        loss,
+        n_features: d,
+        node_scale,
+        node_loss_weight,
+        node_miss_weight,
+        layout,
+    };
     let mut s = HierarchyStructure::new(g, opts).unwrap();
     if rng.below(2) == 0 {
         s.ancestors = None; // the per-call ancestor search used beyond ANCESTOR_TABLE_LIMIT
@@ -225,6 +235,7 @@ fn normalized_loss_needs_single_paths() {
         n_features: 1,
         node_scale: None,
         node_loss_weight: None,
+        node_miss_weight: None,
         layout: WeightLayout::NodeMajor,
     };
     let e = HierarchyStructure::new(g.clone(), opts(true)).unwrap_err();
@@ -316,6 +327,7 @@ fn bad_labels_name_the_node() {
         n_features: 2,
         node_scale: None,
         node_loss_weight: None,
+        node_miss_weight: None,
         layout: WeightLayout::NodeMajor,
     };
     let s = HierarchyStructure::new(g.clone(), opts(LabelSpace::Leaves, false)).unwrap();
@@ -358,6 +370,7 @@ fn deep_hierarchies_do_not_overflow_the_stack() {
         n_features: 1,
         node_scale: None,
         node_loss_weight: None,
+        node_miss_weight: None,
         layout: WeightLayout::NodeMajor,
     };
     let x = CsrMatrix::from_dense(&[vec![1.0]], 1).unwrap();
@@ -434,6 +447,7 @@ fn set_cover_dags_exercise_the_integer_program() {
             n_features: 1,
             node_scale: None,
             node_loss_weight: None,
+            node_miss_weight: None,
             layout: WeightLayout::NodeMajor,
         };
         let s = HierarchyStructure::new(g, opts).unwrap();
@@ -517,6 +531,7 @@ fn max_marginals_refuse_bad_scores() {
         n_features: 1,
         node_scale: None,
         node_loss_weight: None,
+        node_miss_weight: None,
         layout: WeightLayout::NodeMajor,
     };
     let s = HierarchyStructure::new(g, opts).unwrap();
