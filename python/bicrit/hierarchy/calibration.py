@@ -108,9 +108,8 @@ class NodeCalibration:
         self.coherent = coherent
         self.threshold = threshold
 
-    def _gold(self, X: Any, Y: Any, n: int) -> np.ndarray:
+    def _gold(self, Y: Any, n: int) -> np.ndarray:
         est = self.estimator
-        X, Y = est._split(X, Y)
         if Y is None:
             raise InvalidInputError("Y is required unless X is a hierarchy dataset")
         h0 = est._original_hierarchy()
@@ -124,14 +123,29 @@ class NodeCalibration:
     def fit(self, X: Any, Y: Any = None) -> NodeCalibration:
         """Fits Platt's (a_n, b_n) of every node on held-out ``(X, Y)`` (or a hierarchy dataset
         as ``X``) and returns ``self``."""
-        if not isinstance(self.coherent, bool | np.bool_):
-            raise InvalidParameterError(f"coherent must be True or False, got {self.coherent!r}")
         self.estimator._check_fitted()
         S = self.estimator.node_scores(X, threshold=self.threshold)
-        G = self._gold(X, Y, S.shape[0])
-        finite = np.isfinite(S)
-        self.a_, self.b_ = platt_fit(S, G, finite.astype(np.float64))
-        h = self.estimator._original_hierarchy()
+        _, Y = self.estimator._split(X, Y)
+        return self.fit_scores(S, Y)
+
+    def fit_scores(self, scores: np.ndarray, Y: Any) -> NodeCalibration:
+        """Fits on node scores computed elsewhere — e.g. out-of-fold scores of models trained
+        like ``estimator`` on the other folds of its training data (cross-fitting, as
+        ``bicrit reproduce hmc`` does) — and the gold label sets ``Y``; returns ``self``."""
+        if not isinstance(self.coherent, bool | np.bool_):
+            raise InvalidParameterError(f"coherent must be True or False, got {self.coherent!r}")
+        est = self.estimator
+        est._check_fitted()
+        h = est._original_hierarchy()
+        S = np.asarray(scores, dtype=np.float64)
+        if S.ndim != 2 or S.shape[1] != h.n_nodes:
+            raise InvalidInputError(
+                f"scores must have shape (n, {h.n_nodes}) (one column per node), got {S.shape}"
+            )
+        if np.isnan(S).any():
+            raise InvalidInputError("scores contain NaN")
+        G = self._gold(Y, S.shape[0])
+        self.a_, self.b_ = platt_fit(S, G, np.isfinite(S).astype(np.float64))
         self._children = h.children
         self._order = np.asarray(h.topological_order)[::-1]
         self._root = h.root
@@ -141,11 +155,18 @@ class NodeCalibration:
         """(n, n_nodes) probability that each node is in the label of each instance (columns
         are node ids; the root's is 1). Non-finite node scores — nodes in every label or in
         none — give 1 or 0."""
-        if not hasattr(self, "a_"):
-            from sklearn.exceptions import NotFittedError
+        self._check_fitted()
+        return self.predict_proba_scores(self.estimator.node_scores(X, threshold=self.threshold))
 
-            raise NotFittedError("this NodeCalibration is not fitted yet; call fit(X, Y) first")
-        S = self.estimator.node_scores(X, threshold=self.threshold)
+    def predict_proba_scores(self, scores: np.ndarray) -> np.ndarray:
+        """:meth:`predict_proba` from node scores computed elsewhere (``node_scores(X)``)."""
+        self._check_fitted()
+        S = np.asarray(scores, dtype=np.float64)
+        if S.ndim != 2 or S.shape[1] != self.a_.shape[0]:
+            raise InvalidInputError(
+                f"scores must have shape (n, {self.a_.shape[0]}) (one column per node), "
+                f"got {S.shape}"
+            )
         with np.errstate(over="ignore", invalid="ignore"):
             P = 1.0 / (1.0 + np.exp(-(self.a_ * np.where(np.isfinite(S), S, 0.0) + self.b_)))
         P = np.where(np.isposinf(S), 1.0, np.where(np.isneginf(S), 0.0, P))
@@ -156,3 +177,9 @@ class NodeCalibration:
                 if ch:
                     P[:, v] = np.maximum(P[:, v], P[:, list(ch)].max(axis=1))
         return P
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "a_"):
+            from sklearn.exceptions import NotFittedError
+
+            raise NotFittedError("this NodeCalibration is not fitted yet; call fit(X, Y) first")

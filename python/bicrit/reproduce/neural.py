@@ -41,6 +41,7 @@ import numpy as np
 import polars as pl
 
 from bicrit.errors import BicritError
+from bicrit.reproduce._files import atomic_write
 
 PARSER_HIDDEN = 125
 PARSER_EPOCHS = 6
@@ -61,16 +62,6 @@ def _data_dir() -> Path:
     if root is None:
         raise BicritError("no data folder: set BICRIT_DATA to the folder holding the datasets")
     return root
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
 
 
 def _torch() -> Any:
@@ -345,8 +336,8 @@ def parsing_bilstm(
         )
         summary += [{**b_m, "run": "margin"}, {**b_p, "run": "probloss"}]
         if out is not None:
-            _atomic_write(out / f"parsing_bilstm_log{tag}.csv", pl.DataFrame(log).write_csv())
-            _atomic_write(out / f"parsing_bilstm_best{tag}.csv", pl.DataFrame(summary).write_csv())
+            atomic_write(out / f"parsing_bilstm_log{tag}.csv", pl.DataFrame(log).write_csv())
+            atomic_write(out / f"parsing_bilstm_best{tag}.csv", pl.DataFrame(summary).write_csv())
     df = pl.DataFrame(summary)
     table = (
         df.group_by("run", maintain_order=True)
@@ -370,7 +361,7 @@ def parsing_bilstm(
         )
     )
     if out is not None:
-        _atomic_write(out / f"parsing_bilstm_table{tag}.csv", table.write_csv())
+        atomic_write(out / f"parsing_bilstm_table{tag}.csv", table.write_csv())
     return table
 
 
@@ -582,8 +573,8 @@ def ner_bilstm(
                 best["test_f1"] = _tag_eval(torch, model, test, (wv, cv, tv), tags, head)
             summary.append(best)
             if out is not None:
-                _atomic_write(out / f"ner_bilstm_log{tag}.csv", pl.DataFrame(log).write_csv())
-                _atomic_write(out / f"ner_bilstm_best{tag}.csv", pl.DataFrame(summary).write_csv())
+                atomic_write(out / f"ner_bilstm_log{tag}.csv", pl.DataFrame(log).write_csv())
+                atomic_write(out / f"ner_bilstm_best{tag}.csv", pl.DataFrame(summary).write_csv())
     df = pl.DataFrame(summary)
     table = df.group_by("head", maintain_order=True).agg(
         pl.col("test_f1").mean().alias("f1_mean"),
@@ -592,5 +583,5 @@ def ner_bilstm(
         pl.len().alias("seeds"),
     )
     if out is not None:
-        _atomic_write(out / f"ner_bilstm_table{tag}.csv", table.write_csv())
+        atomic_write(out / f"ner_bilstm_table{tag}.csv", table.write_csv())
     return table
