@@ -20,6 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
+from bicrit._atomic import write_text
+
 
 def _slice(path: str, start: int, stop: int):
     """Partition [start, stop) of the file, read on the worker."""
@@ -42,10 +44,7 @@ def run(workers: int, rounds: int, path: str, n: int) -> dict:
         ) as cluster,
         Client(cluster) as client,
     ):
-        parts = [
-            dask.delayed(_slice)(path, int(a), int(b))
-            for a, b in itertools.pairwise(bounds)
-        ]
+        parts = [dask.delayed(_slice)(path, int(a), int(b)) for a, b in itertools.pairwise(bounds)]
         est = bicrit.SequenceSVM(
             learner="cutting-plane", max_epochs=rounds, tol=None, C=0.1, n_jobs=1
         )
@@ -95,8 +94,9 @@ def main() -> None:
         f"{args.rounds} rounds, LocalCluster with 1 thread per worker, on this 2-core machine "
         "shared with other jobs (`benches/distributed/conll_rounds.py`). Medians over rounds.",
         "",
-        "| workers | rounds | time/round (s) | slowest partition (s) | rest: network + scheduling (s) "
-        "| bytes/round/worker | d | gap/P after the rounds | wall (s) |",
+        "| workers | rounds | time/round (s) | slowest partition (s) "
+        "| rest: network + scheduling (s) | bytes/round/worker | d "
+        "| gap/P after the rounds | wall (s) |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
@@ -114,7 +114,8 @@ def main() -> None:
         "## Projection to 8 and 64 machines (on paper)",
         "",
         f"Per round: compute {compute:.2f} s on one worker for all partitions, split K ways; "
-        f"the rest {fixed:.2f} s (network and scheduling, measured with 2 workers; the client's QP solve is not included) plus log2 K tree levels of "
+        f"the rest {fixed:.2f} s (network and scheduling, measured with 2 workers; the client's "
+        "QP solve is not included) plus log2 K tree levels of "
         f"{two['bytes_per_worker'] / 1e6:.1f} MB at 1 GB/s.",
         "",
     ]
@@ -131,9 +132,7 @@ def main() -> None:
         total = f"{t * rounds_1pct:.0f} s" if rounds_1pct else f"> {t * args.rounds:.0f} s"
         lines.append(f"| {k} | {t:.2f} | {total} |")
     out = Path(args.out)
-    tmp = out.with_name(f".{out.name}.tmp")
-    tmp.write_text("\n".join(lines) + "\n")
-    os.replace(tmp, out)  # written atomically
+    write_text(out, "\n".join(lines) + "\n")
     print("\n".join(lines))
 
 

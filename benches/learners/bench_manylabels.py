@@ -29,6 +29,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bicrit._atomic import write_text
+
 SETS = [
     "emotions",
     "birds",
@@ -165,8 +167,8 @@ def main() -> int:
                 print(f"{name} {method} FAILED:\n{res.stderr[-2000:]}", flush=True)
                 continue
             line = res.stdout.strip().splitlines()[-1]
-            with out.open("a") as fh:
-                fh.write(line + "\n")
+            old = out.read_text() if out.exists() else ""
+            write_text(out, old + line + "\n")  # the log rewritten whole, atomically
             print(line, flush=True)
     return 0
 

@@ -20,7 +20,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import IO, Any
 
-__all__ = ["atomic_write", "check_output_folder", "check_writable"]
+__all__ = ["atomic_write", "check_output_folder", "check_writable", "write_text"]
 
 _umask_lock = threading.Lock()
 
@@ -127,3 +127,11 @@ def atomic_write(
             os.unlink(tmp)
         raise
     _fsync_folder(target.parent)
+
+
+def write_text(path: str | os.PathLike[str], text: str) -> None:
+    """Writes ``text`` to ``path`` through :func:`atomic_write`, creating its folder first
+    (the reproductions' tables)."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with atomic_write(path) as f:
+        f.write(text)

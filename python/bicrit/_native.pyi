@@ -38,6 +38,7 @@ __all__ = [
     "hierarchy_batch_oracle_scores",
     "hierarchy_closure",
     "hierarchy_info",
+    "hierarchy_max_marginals",
     "hierarchy_ratio_oracle",
     "hierarchy_ratio_oracle_scores",
     "hierarchy_relaxation",
@@ -135,6 +136,7 @@ def hierarchy_structure(
     loss: str = "node",
     node_scale: list[float] | None = None,
     node_loss_weight: list[float] | None = None,
+    node_miss_weight: list[float] | None = None,
     layout: str = "node",
     names: list[str] | None = None,
 ) -> Any: ...
@@ -160,6 +162,9 @@ def hierarchy_batch_oracle_scores(
     cone: tuple[float, bool, float, bool] | None = None,
     n_jobs: int | None = None,
 ) -> list[list[tuple[Any, float, dict[str, float]]]]: ...
+def hierarchy_max_marginals(
+    s: Any, scores: Any, *, n_jobs: int | None = None
+) -> tuple[Any, Any]: ...
 def hierarchy_ratio_oracle(
     s: Any,
     w: Any,

@@ -105,8 +105,7 @@ class Clash:
         times = "twice" if n == 2 else f"{n} times"
         which = "one of the two" if n == 2 else f"all but one of the {n}"
         return (
-            f"{self.kind} {self.name!r} is registered {times}: by {who}; uninstall {which} "
-            "packages"
+            f"{self.kind} {self.name!r} is registered {times}: by {who}; uninstall {which} packages"
         )
 
 

@@ -99,7 +99,7 @@ def test_alpha_of_each_model(small) -> None:
 
 def test_sparse_and_dense_input_agree(small) -> None:
     ds, tr, te = small
-    kw = {"model": "nhsvm", "max_epochs": 3, "random_state": 1}
+    kw = {"model": "nhsvm", "max_epochs": 3, "random_state": 1, "scale": False}
     a = HierarchicalSVM(ds.hierarchy, **kw).fit(tr.X, tr.Y)
     b = HierarchicalSVM(ds.hierarchy, **kw).fit(sp.csr_matrix(tr.X), tr.Y)
     assert np.allclose(a.coef_, b.coef_, rtol=1e-10, atol=1e-12)
@@ -158,7 +158,15 @@ def test_ssvm_objective_matches_enumeration(ssvm_loss: str) -> None:
     h, X, Y = _toy()
     C = 2.0
     est = HierarchicalSVM(
-        h, model="ssvm", C=C, ssvm_loss=ssvm_loss, alpha_every=2, max_alternations=2, tol=0.0
+        h,
+        model="ssvm",
+        C=C,
+        ssvm_loss=ssvm_loss,
+        alpha_every=2,
+        max_alternations=2,
+        tol=0.0,
+        scale=False,
+        fit_intercept=False,
     ).fit(X, Y)
     U, a = est.coef_, est.alpha_
     paths = {leaf: set(h.closure([leaf]).tolist()) | {h.root} for leaf in (2, 3, 4)}

@@ -149,6 +149,8 @@ def test_native_matches_the_python_reference_loop(small, batch_size: int, C: flo
         max_epochs=epochs,
         tol=0.0,
         random_state=4,
+        scale=False,  # the reference loop runs on the raw features, without node biases
+        fit_intercept=False,
     ).fit(tr.X, tr.Y)
     h = est.hierarchy_
     Yr = [np.union1d(y, [h.root]).astype(np.int64) for y in tr.Y]
@@ -213,7 +215,15 @@ def test_objective_decreases(small) -> None:
 
 def test_same_model_whatever_n_jobs_and_input_format(small) -> None:
     ds, tr, te = small
-    kw = {"model": "nhsvm3", "C": 5.0, "batch_size": 16, "max_epochs": 3, "random_state": 2}
+    # scale=False: dense and sparse features are scaled differently (standardised / max-abs)
+    kw = {
+        "model": "nhsvm3",
+        "C": 5.0,
+        "batch_size": 16,
+        "max_epochs": 3,
+        "random_state": 2,
+        "scale": False,
+    }
     a = HierarchicalSVM(ds, n_jobs=1, **kw).fit(tr.X, tr.Y)
     b = HierarchicalSVM(ds, n_jobs=2, **kw).fit(tr.X, tr.Y)
     c = HierarchicalSVM(ds, n_jobs=2, **kw).fit(sp.csr_matrix(tr.X), tr.Y)

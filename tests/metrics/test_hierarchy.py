@@ -1,11 +1,12 @@
-"""Hierarchical metrics: a hand-computed 2-instance case and a set-based loop reference."""
+"""Hierarchical metrics: a hand-computed 2-instance case and a set-based loop reference; AU(PRC)
+against scikit-learn's micro average precision."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from bicrit.errors import InvalidInputError, InvalidParameterError
@@ -17,7 +18,7 @@ from bicrit.metrics import (
     per_level_accuracy,
     subset_accuracy,
 )
-from bicrit.metrics.hierarchy import accuracy
+from bicrit.metrics.hierarchy import accuracy, au_prc
 
 # Tree:        0
 #            /   \
@@ -189,3 +190,59 @@ def test_invalid_depth_and_root():
         leaf_accuracy([3, 4], [3])
     with pytest.raises(InvalidInputError, match="are empty"):
         leaf_accuracy([], [])
+
+
+# --- AU(PRC) ---------------------------------------------------------------------------------
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(1, 30),
+    m=st.integers(2, 12),
+    ties=st.booleans(),
+)
+def test_au_prc_equals_scikit_learn_micro_average_precision(seed, n, m, ties) -> None:
+    from sklearn.metrics import average_precision_score
+
+    rng = np.random.default_rng(seed)
+    Y = (rng.random((n, m)) < 0.3).astype(np.int64)
+    S = rng.integers(0, 4, size=(n, m)).astype(float) if ties else rng.normal(size=(n, m))
+    exclude = sorted(set(rng.integers(0, m, size=rng.integers(0, 3)).tolist()))
+    keep = [j for j in range(m) if j not in exclude]
+    assume(Y[:, keep].sum() > 0)
+    ref = average_precision_score(Y[:, keep], S[:, keep], average="micro")
+    assert au_prc(Y, S, exclude=exclude) == pytest.approx(ref, rel=1e-12, abs=1e-12)
+    # label-set input: the ids of each row's ones
+    sets = [np.flatnonzero(row) for row in Y]
+    assert au_prc(sets, S, exclude=exclude) == pytest.approx(ref, rel=1e-12, abs=1e-12)
+
+
+def test_au_prc_values_by_hand() -> None:
+    # ranking 0.9 (pos), 0.8 (neg), 0.7 (pos): AP = ½·1 + ½·⅔
+    Y = np.array([[1, 0, 1]])
+    assert au_prc(Y, [[0.9, 0.8, 0.7]]) == pytest.approx(0.5 + 1 / 3)
+    # a perfect ranking, and the root column left out
+    assert au_prc(np.array([[1, 1, 0], [1, 0, 0]]), [[9, 1, 0], [9, 0, -1]], exclude=[0]) == 1.0
+    # ties enter together: all equal scores give the positive rate
+    assert au_prc(np.array([[1, 0, 0, 0]]), [[1.0, 1.0, 1.0, 1.0]]) == pytest.approx(0.25)
+    # ±∞ allowed (the root's node score)
+    assert au_prc(np.array([[1, 1, 0]]), [[np.inf, 2.0, -np.inf]]) == 1.0
+
+
+@pytest.mark.parametrize(
+    ("y", "s", "kw", "match"),
+    [
+        (np.array([[1, 0]]), [[0.1, np.nan]], {}, "NaN"),
+        (np.array([[1, 0]]), [0.1, 0.2], {}, "2-D"),
+        (np.array([[0, 0]]), [[0.1, 0.2]], {}, "no positive"),
+        (np.array([[1, 0]]), [[0.1, 0.2]], {"exclude": [0]}, "no positive"),
+        (np.array([[1, 0]]), [[0.1, 0.2]], {"exclude": [0, 1]}, "leaves no node"),
+        (np.array([[1, 0]]), [[0.1, 0.2]], {"exclude": [2]}, "outside 0..1"),
+        (np.array([[1, 0], [0, 1]]), [[0.1, 0.2]], {}, "instances"),
+        ([np.array([3])], [[0.1, 0.2]], {}, "node id 3"),
+    ],
+)
+def test_au_prc_bad_input(y, s, kw, match) -> None:
+    with pytest.raises(InvalidInputError, match=match):
+        au_prc(y, s, **kw)

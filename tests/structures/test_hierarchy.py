@@ -61,11 +61,15 @@ def label_space(parents, root: int, labels: str, multilabel: bool) -> list[np.nd
     return out
 
 
-def ref_terms(y, yt, counted: np.ndarray, lw: np.ndarray) -> dict[str, float]:
+def ref_terms(
+    y, yt, counted: np.ndarray, lw: np.ndarray, mw: np.ndarray | None = None
+) -> dict[str, float]:
+    """Terms of y against y_i: a wrongly predicted node costs lw, a missed one mw (default lw)."""
+    mw = lw if mw is None else mw
     a, b = set(map(int, y)), set(map(int, yt))
     diff = [v for v in a ^ b if counted[v]]
     return {
-        "loss": float(sum(lw[v] for v in diff)),
+        "loss": float(sum(lw[v] if v in a else mw[v] for v in diff)),
         "size": float(sum(1 for v in a if counted[v])),
         "hamming": float(len(diff)),
     }
@@ -83,6 +87,7 @@ class Problem:
     lw: np.ndarray
     counted: np.ndarray
     layout: str
+    mw: np.ndarray
 
     def sigma(self) -> np.ndarray:
         """Node scores s_n·W_n·x from the layout's definition."""
@@ -94,7 +99,7 @@ class Problem:
         gold = np.zeros(len(self.parents), bool)
         gold[np.asarray(y_true)] = True
         sgn = np.where(gold, -1.0, 1.0)
-        t = coef.get("loss", 0.0) * self.lw * sgn + coef.get("size", 0.0)
+        t = coef.get("loss", 0.0) * np.where(gold, self.mw, self.lw) * sgn + coef.get("size", 0.0)
         t = t + coef.get("hamming", 0.0) * sgn
         return margin_coef * self.sigma() + np.where(self.counted, t, 0.0)
 
@@ -106,6 +111,8 @@ def make_problem(seed: int, *, tree: bool, labels: str, multilabel: bool, loss: 
     d = int(rng.integers(1, 4))
     scale = rng.choice([0.5, 1.0, 2.0], size=n) if rng.random() < 0.4 else np.ones(n)
     lw = rng.choice([0.0, 0.5, 1.0, 2.0], size=n) if rng.random() < 0.4 else np.ones(n)
+    # a missed gold node may cost another weight than a wrongly predicted one
+    mw = rng.choice([0.0, 0.5, 1.0, 3.0], size=n) if rng.random() < 0.4 else None
     layout = "node" if rng.random() < 0.5 else "feature"
     s = bicrit.structure(
         "hierarchy",
@@ -116,6 +123,7 @@ def make_problem(seed: int, *, tree: bool, labels: str, multilabel: bool, loss: 
         loss=loss,
         node_scale=scale,
         node_loss_weight=lw,
+        node_miss_weight=mw,
         n_features=d,
         layout=layout,
     )
@@ -126,7 +134,8 @@ def make_problem(seed: int, *, tree: bool, labels: str, multilabel: bool, loss: 
     w = rng.integers(-2, 3, size=n * d).astype(float)  # integers: frequent exact ties
     x = rng.integers(-2, 3, size=d).astype(float)
     space = label_space(parents, root, labels, multilabel)
-    return Problem(s, parents, root, space, w, x, scale, lw, counted, layout)
+    mw_ref = lw if mw is None else mw
+    return Problem(s, parents, root, space, w, x, scale, lw, counted, layout, mw_ref)
 
 
 SPACES = [
@@ -213,7 +222,7 @@ def test_oracle_equals_brute_force(q: dict) -> None:
     for a in found:
         assert not any(np.array_equal(a.label, b) for b in ban)
         assert any(np.array_equal(a.label, y) for y in p.labels)
-        assert a.terms == ref_terms(a.label, gold, p.counted, p.lw)
+        assert a.terms == ref_terms(a.label, gold, p.counted, p.lw, p.mw)
         m = float(np.dot(p.w, p.s.joint_feature(p.x, a.label) - p.s.joint_feature(p.x, gold)))
         assert abs(a.margin - m) < 1e-9
 
@@ -230,7 +239,7 @@ def test_joint_feature_terms_and_predict_match_definitions(space, loss, seed) ->
     blocks = np.zeros((n, d))
     blocks[y] = p.scale[y, None] * p.x[None, :]
     assert np.allclose(phi, blocks.ravel() if p.layout == "node" else blocks.T.ravel())
-    assert p.s.terms(y, yt) == ref_terms(y, yt, p.counted, p.lw)
+    assert p.s.terms(y, yt) == ref_terms(y, yt, p.counted, p.lw, p.mw)
     assert p.s.loss(y, y) == 0.0
     scores = [float(p.sigma()[lab].sum()) for lab in p.labels]
     pred = p.s.predict_one(p.w, p.x)

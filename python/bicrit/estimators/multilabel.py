@@ -11,6 +11,7 @@ import scipy.sparse as sp
 from bicrit import datasets
 from bicrit.errors import InvalidInputError, InvalidParameterError, ModelFormatError
 from bicrit.estimators import validation
+from bicrit.estimators.scaling import apply_scale, fit_scale
 from bicrit.estimators.structured import StructuredSVM, _init_params
 
 __all__ = ["MultiLabelSVM"]
@@ -126,29 +127,10 @@ class MultiLabelSVM(StructuredSVM):
         return sp.csr_array(X, dtype=np.float64) if sp.issparse(X) else X.astype(np.float64)
 
     def _fit_scaler(self, X: Any) -> None:
-        if X.shape[0] == 0:
-            raise InvalidInputError("X is empty: fit needs at least one instance")
-        if sp.issparse(X):
-            self.scale_mean_ = None
-            m = np.asarray(abs(X).max(axis=0).toarray()).ravel()
-        else:
-            if not np.all(np.isfinite(X)):
-                raise InvalidInputError("X contains NaN or infinite values")
-            self.scale_mean_ = X.mean(axis=0)
-            m = X.std(axis=0)
-        m = np.where(np.isfinite(m) & (m > 0), m, 1.0)
-        self.scale_std_ = m
+        self.scale_mean_, self.scale_std_ = fit_scale(X)
 
     def _transform(self, X: Any) -> Any:
-        mean = getattr(self, "scale_mean_", None)
-        std = getattr(self, "scale_std_", None)
-        if std is None:
-            return X
-        if X.shape[1] != std.shape[0]:
-            raise InvalidInputError(f"X has {X.shape[1]} features, expected {std.shape[0]}")
-        if sp.issparse(X):
-            return sp.csr_array(X @ sp.diags_array(1.0 / std))
-        return (X - mean) / std if mean is not None else X / std
+        return apply_scale(X, getattr(self, "scale_mean_", None), getattr(self, "scale_std_", None))
 
     def _prepare_inputs(self, X: Any) -> Any:
         return self._transform(self._as_matrix(X))

@@ -394,11 +394,9 @@ class StructuredSVM(BaseEstimator):
             if self.warm_start
             else None
         )
-        trainer = getattr(self, "_trainer", None) if continuing else None
-        if trainer is not None and (key is None or getattr(self, "_trainer_key", None) != key):
-            trainer = None
         training = Training(structure, Xn, Yn, Learner(learner, **params))
-        self._run(training, callback, continuing, key=key, w0=w0, history=history)
+        stops = [] if self.n_iter_no_change is None else [self._stability(structure, X, Y)]
+        self._run(training, callback, continuing, key=key, w0=w0, history=history, stops=stops)
         self._set_n_features(Xn)
         return self
 
@@ -418,10 +416,12 @@ class StructuredSVM(BaseEstimator):
         key: Any = None,
         w0: Any = None,
         history: list[dict[str, Any]] | None = None,
+        stops: list[Callable[[Any], Any]] | None = None,
     ) -> StructuredSVM:
         """Runs the plan of a fit on ``training`` (this machine's :class:`Training`, or another
         executor's, e.g. :mod:`bicrit.dask`) through the driver and sets the fitted attributes.
-        ``key`` identifies the training data for ``warm_start``'s resumption."""
+        ``key`` identifies the training data for ``warm_start``'s resumption; ``stops`` are
+        further driver callbacks that may end the fit (:meth:`_stability`)."""
         import polars as pl
 
         surrogate, search, _, _ = self._pieces(training.structure)
@@ -440,8 +440,7 @@ class StructuredSVM(BaseEstimator):
             plan,
             tol=self.tol,
             certified=self.tol is not None,
-            callbacks=([] if callback is None else [lambda e: callback(e.row)])
-            + ([] if self.n_iter_no_change is None else [self._stability(structure, X, Y)]),
+            callbacks=([] if callback is None else [lambda e: callback(e.row)]) + (stops or []),
             history=rows,
             progress=f"{type(self).__name__} ({learner})" if self.verbose else None,
             total=int(self.max_epochs),

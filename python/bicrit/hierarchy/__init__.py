@@ -7,6 +7,8 @@
   :mod:`bicrit.hierarchy.alpha`;
 * the normalized model pieces built from α (:func:`normalized_structure`,
   :func:`normalized_params`), see :mod:`bicrit.hierarchy.normalized`;
+* calibrated, hierarchy-coherent node probabilities of a fitted ``HierarchicalSVM``
+  (:class:`NodeCalibration`), see :mod:`bicrit.hierarchy.calibration`;
 * label conventions (:func:`with_root`, :func:`without_root`, :func:`terminals`,
   :func:`check_labels`) and the virtual-leaf transform (:func:`add_virtual_leaves`), see
   :mod:`bicrit.hierarchy.labels`.
@@ -24,6 +26,7 @@ from bicrit.hierarchy.alpha import (
     power_alpha,
     shared_alpha,
 )
+from bicrit.hierarchy.calibration import NodeCalibration, platt_fit
 from bicrit.hierarchy.graph import Hierarchy
 from bicrit.hierarchy.labels import (
     VirtualLeaves,
@@ -38,6 +41,7 @@ from bicrit.hierarchy.normalized import normalized_params, normalized_structure
 __all__ = [
     "THESIS_T",
     "Hierarchy",
+    "NodeCalibration",
     "VirtualLeaves",
     "add_virtual_leaves",
     "check_labels",
@@ -48,6 +52,7 @@ __all__ = [
     "node_weights",
     "normalized_params",
     "normalized_structure",
+    "platt_fit",
     "power_alpha",
     "shared_alpha",
     "terminals",

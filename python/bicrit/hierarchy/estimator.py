@@ -35,14 +35,16 @@ Multi-label inference is exact (O(M) DP on trees, min-cut / LP+IP on DAGs).
 root excluded) for multi-label models and exact-match accuracy for single-label ones.
 :meth:`decision_function` gives, for every class in ``classes_`` (the leaves of the label space,
 as their original node ids — a virtual leaf is reported as its parent), the score
-``Σ_{n ∈ Ā(l)} U_n·x`` of the path to it.
+``Σ_{n ∈ Ā(l)} (U_n·x + b_n)`` of the path to it. :meth:`node_scores` (``decision_function(X,
+level="node")``) gives every node's max-marginal margin, exact and coherent with the hierarchy;
+:class:`~bicrit.hierarchy.NodeCalibration` turns it into probabilities on held-out data
+(docs/hierarchy-scores.md).
 
 **Scale.** ``X`` may be dense or ``scipy.sparse`` (float32 kept as the input allows; the native
-learners take CSR rows). Weights are M·d float64 values in the learner; for LSHTC-sized problems
-hash the features to ``n_hashed_features`` columns (signed hashing, the model then keeps
-``M·n_hashed_features`` weights). ``layout="auto"`` uses the structure's feature-major layout
-when the hierarchy has more than 200 nodes. Features should be standardised (SGD and BCFW take
-steps proportional to them).
+learners take CSR rows); it is scaled by default (``scale``). Weights are M·d float64 values in
+the learner; for LSHTC-sized problems hash the features to ``n_hashed_features`` columns (signed
+hashing, the model then keeps ``M·n_hashed_features`` weights). ``layout="auto"`` uses the
+structure's feature-major layout when the hierarchy has more than 200 nodes.
 """
 
 from __future__ import annotations
@@ -61,10 +63,11 @@ from bicrit.errors import (
 )
 from bicrit.estimators import validation
 from bicrit.estimators.model_format import register_estimator
+from bicrit.estimators.scaling import apply_scale, fit_scale
 from bicrit.estimators.structured import StructuredSVM, _init_params
 from bicrit.hierarchy.graph import Hierarchy
 from bicrit.hierarchy.labels import add_virtual_leaves, check_labels, terminals
-from bicrit.hierarchy.models import MODELS, model
+from bicrit.hierarchy.models import MODELS, MULTILABEL_LOSSES, model
 from bicrit.learners.fit import FitResult, Training
 
 __all__ = ["MODELS", "SSVM_LOSSES", "HierarchicalSVM"]
@@ -137,10 +140,26 @@ class HierarchicalSVM(StructuredSVM):
         Shared SVM's fixed single-label loss Δ(l, l_i) (eq. ``SSVMp``): ``"normalized"`` (the
         normalized loss at the starting α), ``"hamming"`` (node Hamming, un-normalized) or
         ``"zero_one"`` (1 for any other leaf).
+    multilabel_loss:
+        Task loss of multi-label models (:mod:`bicrit.hierarchy.models`): ``"auto"`` (the
+        model's own: node Hamming for HSVM, the thesis's leaf Hamming for the others),
+        ``"leaf"``, ``"node"`` or ``"weighted"`` (node Hamming with class-balanced costs per
+        node from the training frequencies, for unbalanced hierarchies).
     n_hashed_features:
         Hash the input columns onto this many (``None``: no hashing).
     layout:
         ``"auto"``, ``"node"`` or ``"feature"`` (the ``hierarchy`` structure's weight layout).
+    scale:
+        Standardise dense features with the training mean and standard deviation (sparse ones:
+        divide by the largest absolute value), learned in ``fit`` and saved with the model
+        (:mod:`bicrit.estimators.scaling`). SGD and BCFW take steps proportional to the features.
+    fit_intercept, intercept_scaling:
+        Give every node a bias: a constant feature of value ``intercept_scaling`` is appended
+        (after scaling and hashing), so node n scores ``U_n·x + b_n`` with ``b_n`` in
+        ``intercept_``. As in scikit-learn's ``LinearSVC``, the bias is regularised with the
+        weights; a larger ``intercept_scaling`` regularises it less. Without a bias a node's
+        score has mean 0 over standardised features, so about half the nodes score above 0 on
+        any instance (``benches/hierarchy/results_clus_hmc.md``).
     batch_size:
         Instances per SGD step (the native learner's and NHSVM3's).
     The other parameters are :class:`~bicrit.StructuredSVM`'s (``max_epochs`` counts epochs per
@@ -149,9 +168,14 @@ class HierarchicalSVM(StructuredSVM):
 
     Attributes
     ----------
-    coef_ : ndarray of shape (n_nodes_, n_features_)
-        Effective node rows ``U_n = √α_n·V_n`` (``V_n`` for HSVM): the score of a label is the
-        sum of ``U_n·x`` over its nodes.
+    coef_ : ndarray of shape (n_nodes_, n_features)
+        Effective node rows ``U_n = √α_n·V_n`` (``V_n`` for HSVM) over the scaled (and hashed)
+        features: the score of a label is the sum of ``U_n·x + b_n`` over its nodes.
+    intercept_ : ndarray of shape (n_nodes_,)
+        The node biases ``b_n`` (zeros without ``fit_intercept``).
+    scale_mean_, scale_std_ : ndarray or None
+        The feature scaling learned in ``fit`` (``None`` without ``scale``; ``scale_mean_`` is
+        ``None`` for sparse features).
     alpha_ : ndarray of shape (n_nodes_,)
         Node weights (the feature scale squared; 1 for HSVM).
     hierarchy_ : Hierarchy
@@ -188,8 +212,12 @@ class HierarchicalSVM(StructuredSVM):
         max_alternations: int = 10,
         alpha_eps: float = 1e-3,
         ssvm_loss: str = "normalized",
+        multilabel_loss: str = "auto",
         n_hashed_features: int | None = None,
         layout: str = "auto",
+        scale: bool = True,
+        fit_intercept: bool = True,
+        intercept_scaling: float = 1.0,
         batch_size: int = 1,
         warm_start: bool = False,
         warmup: int | str = "auto",
@@ -226,10 +254,22 @@ class HierarchicalSVM(StructuredSVM):
                 raise InvalidParameterError(f"{name} must be an int ≥ 1, got {v!r}")
         if not (isinstance(self.alpha_eps, int | float) and 0 <= self.alpha_eps < 1):
             raise InvalidParameterError(f"alpha_eps must be in [0, 1), got {self.alpha_eps!r}")
+        if self.multilabel_loss not in MULTILABEL_LOSSES:
+            raise InvalidParameterError(
+                f"multilabel_loss must be one of {MULTILABEL_LOSSES}, got {self.multilabel_loss!r}"
+            )
         if self.ssvm_loss not in SSVM_LOSSES:
             raise InvalidParameterError(
                 f"ssvm_loss must be one of {SSVM_LOSSES}, got {self.ssvm_loss!r}"
             )
+        for name in ("scale", "fit_intercept"):
+            if not isinstance(getattr(self, name), bool | np.bool_):
+                raise InvalidParameterError(
+                    f"{name} must be True or False, got {getattr(self, name)!r}"
+                )
+        c = self.intercept_scaling
+        if isinstance(c, bool) or not isinstance(c, int | float) or not (0 < c < np.inf):
+            raise InvalidParameterError(f"intercept_scaling must be a number > 0, got {c!r}")
         nh = self.n_hashed_features
         if nh is not None and (
             isinstance(nh, bool) or not isinstance(nh, int) or not 1 <= nh < 2**31
@@ -250,18 +290,28 @@ class HierarchicalSVM(StructuredSVM):
         return _as_hierarchy(self.hierarchy)
 
     def _check_x(self, X: Any, *, fitting: bool) -> sp.csr_array:
+        """``X`` checked and in the structure's form: scaled (``scale``; the scaling is learned
+        when ``fitting``), hashed (``n_hashed_features``), with the constant column of the node
+        biases (``fit_intercept``), as CSR."""
         try:
             X = validation.check_matrix(X, self, fitting=fitting)
         except InvalidInputError as exc:
             if "NaN" in str(exc) or "infinity" in str(exc):
                 raise InvalidInputError(
-                    f"{exc} (the Clus HMC sets have missing features: load them with "
-                    "impute='mean')"
+                    f"{exc} (the Clus HMC sets have missing features: load them with impute='mean')"
                 ) from None
             raise
+        if fitting:
+            self.scale_mean_, self.scale_std_ = fit_scale(X) if self.scale else (None, None)
+        X = apply_scale(X, self.scale_mean_, self.scale_std_)
         Xc = sp.csr_array(X)  # float32 kept as given
         if self.n_hashed_features is not None:
             Xc = _hash_columns(Xc, int(self.n_hashed_features))
+        if fitting:
+            self.intercept_scaling_ = float(self.intercept_scaling) if self.fit_intercept else None
+        if self.intercept_scaling_ is not None:
+            ones = np.full((Xc.shape[0], 1), self.intercept_scaling_, dtype=Xc.dtype)
+            Xc = sp.csr_array(sp.hstack([Xc, sp.csr_array(ones)], format="csr"))
         return Xc
 
     def _takes_matrix(self) -> bool:
@@ -349,10 +399,11 @@ class HierarchicalSVM(StructuredSVM):
         self._layout_ = (
             ("feature" if h.n_nodes > 200 else "node") if self.layout == "auto" else self.layout
         )
-        w = model(self.model).weights(self, h, multi)
+        Yr = [np.union1d(y, [h.root]).astype(np.int64) for y in Ys]
+        w = model(self.model).training_weights(self, h, multi, Yr)
         self._alpha_now = w.alpha
         self._loss_, self.node_loss_weight_ = w.loss, w.loss_weight
-        Yr = [np.union1d(y, [h.root]).astype(np.int64) for y in Ys]
+        self.node_miss_weight_ = w.miss_weight
         return Xc, Yr
 
     @property
@@ -373,6 +424,7 @@ class HierarchicalSVM(StructuredSVM):
             loss=self._loss_,
             node_scale=np.sqrt(alpha),
             node_loss_weight=self.node_loss_weight_,
+            node_miss_weight=self.node_miss_weight_,
             n_features=self.n_features_,
             layout=self._layout_,
         )
@@ -406,7 +458,14 @@ class HierarchicalSVM(StructuredSVM):
         """``n_features_in_`` is the width of X before hashing (set by :meth:`_prepare_fit`)."""
 
     def _derive(self) -> None:
-        """Attributes derived from the fitted hierarchy (also after loading)."""
+        """Attributes derived from the fitted hierarchy and weights (also after loading):
+        ``coef_`` and ``intercept_`` from the structure's node rows, the leaf paths, the
+        classes."""
+        rows = self.structure_.coef(self._w)
+        self._rows_ = rows
+        c = self.intercept_scaling_
+        self.coef_ = rows[:, :-1] if c is not None else rows
+        self.intercept_ = rows[:, -1] * c if c is not None else np.zeros(rows.shape[0])
         h = self.hierarchy_
         leaves = h.leaves
         self._leaf_paths_ = sp.csr_array(h.ancestor_matrix[leaves].astype(np.float64))
@@ -438,10 +497,16 @@ class HierarchicalSVM(StructuredSVM):
     # ------------------------------------------------------------------ predict
 
     def _node_scores(self, Xc: Any) -> np.ndarray:
-        return np.asarray(Xc.astype(np.float64) @ self.coef_.T)
+        """σ_n = U_n·x + b_n of every node of the fitted hierarchy, for checked rows."""
+        return np.asarray(Xc.astype(np.float64) @ self._rows_.T)
 
-    def decision_function(self, X: Any) -> np.ndarray:
-        """(n, len(classes_)) scores ``Σ_{n ∈ Ā(l)} U_n·x`` of the path to every leaf ``l``."""
+    def decision_function(self, X: Any, *, level: str = "leaf") -> np.ndarray:
+        """``level="leaf"``: (n, len(classes_)) scores ``Σ_{n ∈ Ā(l)} (U_n·x + b_n)`` of the
+        path to every leaf ``l``. ``level="node"``: :meth:`node_scores`."""
+        if level == "node":
+            return self.node_scores(X)
+        if level != "leaf":
+            raise InvalidParameterError(f"level must be 'leaf' or 'node', got {level!r}")
         self._check_fitted()
         X, _ = self._split(X, None)
         Xc = self._check_x(X, fitting=False)
@@ -449,6 +514,43 @@ class HierarchicalSVM(StructuredSVM):
         for a in range(0, Xc.shape[0], _PREDICT_CHUNK):
             S = self._node_scores(Xc[a : a + _PREDICT_CHUNK])
             out[a : a + _PREDICT_CHUNK] = np.asarray(self._leaf_paths_ @ S.T).T
+        return out
+
+    def node_scores(self, X: Any, *, threshold: float = 0.0) -> np.ndarray:
+        """(n, n_nodes) score of every node of the hierarchy (columns are node ids, the
+        original hierarchy's: virtual leaves are not reported): the **max-marginal margin**
+
+        ``δ_n(x) = max_{y ∋ n} S(y) − max_{y ∌ n} S(y)``,  ``S(y) = Σ_{v ∈ y} (U_v·x + b_v)``
+
+        over the model's label space (leaf-terminated or ancestor-closed sets, single paths for
+        single-label models). It is exact (tree DP, min-cuts on DAGs, the candidate paths;
+        :meth:`bicrit.structures.hierarchy.HierarchyStructure.max_marginals`) and coherent with
+        the hierarchy: every label containing a node contains its ancestors, so a node never
+        scores above any of its ancestors. ``δ_n > 0`` exactly when ``n`` is in
+        :meth:`predict`'s label (up to ties), and ``|δ_n|`` is how much the best label's score
+        must give up to flip ``n``. The root, in every label, scores +∞.
+
+        ``threshold`` is :meth:`predict`'s (added to every non-root node's score). For
+        probabilities comparable across nodes (AU(PRC)), calibrate these scores on held-out
+        data with :class:`~bicrit.hierarchy.NodeCalibration`; docs/hierarchy-scores.md."""
+        self._check_fitted()
+        thr = threshold
+        if isinstance(thr, bool) or not isinstance(thr, int | float) or not np.isfinite(thr):
+            raise InvalidParameterError(f"threshold must be a finite number, got {thr!r}")
+        X, _ = self._split(X, None)
+        Xc = self._check_x(X, fitting=False)
+        h = self.hierarchy_
+        n0 = self.n_nodes_original_
+        shift = np.zeros(h.n_nodes)
+        if thr != 0:
+            shift[:n0] = float(thr)
+            shift[h.root] = 0.0
+        s = self._score_structure()
+        out = np.empty((Xc.shape[0], n0))
+        for a in range(0, Xc.shape[0], _PREDICT_CHUNK):
+            S = self._node_scores(Xc[a : a + _PREDICT_CHUNK]) + shift
+            with_, without = s.max_marginals(S, n_jobs=self.n_jobs)
+            out[a : a + _PREDICT_CHUNK] = (with_ - without)[:, :n0]
         return out
 
     def _check_fitted(self) -> None:
@@ -501,7 +603,7 @@ class HierarchicalSVM(StructuredSVM):
                 best = leaves[np.argmax(P, axis=1)]
                 out.extend(h.closure([int(v)]) for v in best.tolist())
             return self._decode(out)
-        s = self._predict_structure()
+        s = self._score_structure()
         gold = np.union1d(h.closure([int(h.leaves[0])]), [h.root]).astype(np.int64)
         shift = np.zeros(h.n_nodes)
         if thr != 0:
@@ -513,7 +615,9 @@ class HierarchicalSVM(StructuredSVM):
             out.extend(np.asarray(per[0].label, dtype=np.int64) for per in found)
         return self._decode(out)
 
-    def _predict_structure(self) -> Any:
+    def _score_structure(self) -> Any:
+        """The label space of the fitted model over precomputed node scores (prediction and
+        node scores)."""
         st = getattr(self, "_pred_structure_", None)
         if st is None:
             from bicrit.structures.hierarchy import HierarchyStructure
@@ -521,7 +625,7 @@ class HierarchicalSVM(StructuredSVM):
             st = HierarchyStructure(
                 self.hierarchy_,
                 labels=self._label_space_,
-                multilabel=True,
+                multilabel=bool(self.multilabel_),
                 loss="leaf" if self._label_space_ == "leaves" else "node",
                 n_features=1,
             )
@@ -535,13 +639,19 @@ class HierarchicalSVM(StructuredSVM):
             "multilabel": bool(self.multilabel_),
             "n_nodes_original": int(self.n_nodes_original_),
             "n_features": int(self.n_features_),
+            "intercept_scaling": self.intercept_scaling_,
         }
 
     def _extra_arrays(self) -> dict[str, np.ndarray]:
-        return {
+        arrays = {
             "alpha": np.asarray(self.alpha_, dtype=np.float64),
             "virtual_parent": np.asarray(self.virtual_parent_, dtype=np.int64),
         }
+        if self.scale_std_ is not None:
+            arrays["scale_std"] = np.asarray(self.scale_std_, dtype=np.float64)
+            if self.scale_mean_ is not None:
+                arrays["scale_mean"] = np.asarray(self.scale_mean_, dtype=np.float64)
+        return arrays
 
     @classmethod
     def _import(cls, config: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> Any:
@@ -554,16 +664,24 @@ class HierarchicalSVM(StructuredSVM):
         self.multilabel_ = bool(config["multilabel"])
         self.n_nodes_original_ = int(config["n_nodes_original"])
         self.n_features_ = int(config["n_features"])
+        # models saved before scaling and node biases existed had neither
+        c = config.get("intercept_scaling")
+        self.intercept_scaling_ = None if c is None else float(c)
+        self.scale_std_ = arrays.get("scale_std")
+        self.scale_mean_ = arrays.get("scale_mean")
         self.hierarchy_ = s.hierarchy
         self._label_space_ = s.labels
         self._layout_ = s.layout
         self._loss_ = s.loss_kind
         self.node_loss_weight_ = np.asarray(s.node_loss_weight, dtype=np.float64)
+        mw = getattr(s, "node_miss_weight", None)
+        self.node_miss_weight_ = None if mw is None else np.asarray(mw, dtype=np.float64)
         self.alpha_ = np.array(arrays["alpha"], dtype=np.float64)
         self.virtual_parent_ = np.array(arrays["virtual_parent"], dtype=np.int64)
-        if self.coef_.shape != (self.hierarchy_.n_nodes, self.n_features_):
+        rows = self.structure_.coef(self._w)
+        if rows.shape != (self.hierarchy_.n_nodes, self.n_features_):
             raise InvalidInputError(
-                f"coef has shape {self.coef_.shape}, expected "
+                f"coef has shape {rows.shape}, expected "
                 f"({self.hierarchy_.n_nodes}, {self.n_features_})"
             )
         self._derive()

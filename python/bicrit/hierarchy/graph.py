@@ -25,6 +25,7 @@ from bicrit.errors import InvalidInputError
 
 __all__ = ["Hierarchy"]
 
+
 class Hierarchy:
     """A rooted tree or DAG of named nodes.
 

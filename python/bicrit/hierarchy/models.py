@@ -19,12 +19,19 @@ model       node weights α, loss; phases
             U = √α·V and the α step ``argmin Σ‖U_n‖²/α_n`` (eq. ``optimize_alpha``), from the
             ρ = 2 weights with α_root = 0; loss fixed while α moves (``ssvm_loss``)
 =========== ==================================================================================
+
+Multi-label models can train with another task loss (``multilabel_loss``, :func:`task_loss`):
+``"leaf"`` (the thesis's leaf Hamming Δ_L), ``"node"`` (node Hamming over the non-root nodes,
+HSVM's) or ``"weighted"`` (node Hamming with class-balanced costs: a missed node n costs
+1/(2·f_n) and a wrongly predicted one 1/(2·(1 − f_n)), f_n its training frequency — the
+weights of scikit-learn's ``class_weight="balanced"`` per node, so that rare nodes are not
+simply never predicted); ``"auto"`` keeps the model's own.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -40,7 +47,10 @@ from bicrit.hierarchy.alpha import (
 from bicrit.hierarchy.graph import Hierarchy
 from bicrit.learners.fit import FitState, Fixed, Phase, Training, continued
 
-__all__ = ["MODELS", "Model", "model"]
+__all__ = ["MODELS", "MULTILABEL_LOSSES", "Model", "model", "task_loss"]
+
+#: The task losses of multi-label models (``HierarchicalSVM(multilabel_loss=...)``).
+MULTILABEL_LOSSES = ("auto", "leaf", "node", "weighted")
 
 
 @dataclass(frozen=True)
@@ -51,6 +61,8 @@ class Weights:
     alpha: np.ndarray
     loss: str
     loss_weight: np.ndarray
+    miss_weight: np.ndarray | None = None
+    """Cost of a missed node of y_i when it differs from ``loss_weight`` (``None``: the same)."""
 
 
 class Model:
@@ -63,6 +75,16 @@ class Model:
 
     def weights(self, est: Any, h: Hierarchy, multilabel: bool) -> Weights:
         raise NotImplementedError
+
+    def training_weights(
+        self, est: Any, h: Hierarchy, multilabel: bool, Y: list[np.ndarray]
+    ) -> Weights:
+        """:meth:`weights`, with the task loss of ``est.multilabel_loss`` for multi-label
+        training labels ``Y`` (root included; :func:`task_loss`)."""
+        w = self.weights(est, h, multilabel)
+        if multilabel and est.multilabel_loss != "auto":
+            w = task_loss(est.multilabel_loss, w, h, Y, int(est.n_nodes_original_))
+        return w
 
     def check(self, est: Any) -> None:
         """Model-specific parameter checks (before any data is read)."""
@@ -225,14 +247,34 @@ class SSVM(Model):
                         "time": ev.get("time"),
                     }
                 )
-                if est.tol is not None and prev is not None and abs(prev - obj) <= est.tol * abs(
-                    obj
+                if (
+                    est.tol is not None
+                    and prev is not None
+                    and abs(prev - obj) <= est.tol * abs(obj)
                 ):
                     break
                 prev = obj
             est.n_alternations_ = len(est.objective_path_)
 
         return phases
+
+
+def task_loss(kind: str, w: Weights, h: Hierarchy, Y: list[np.ndarray], n_original: int) -> Weights:
+    """``w`` with the multi-label task loss ``kind`` (module docstring) over the first
+    ``n_original`` nodes (virtual leaves, added after them, cost nothing under ``"node"`` and
+    ``"weighted"``), node frequencies from the training labels ``Y``."""
+    M = h.n_nodes
+    if kind == "leaf":
+        return replace(w, loss="leaf", loss_weight=np.ones(M), miss_weight=None)
+    real = (np.arange(M) < n_original).astype(np.float64)
+    if kind == "node":
+        return replace(w, loss="node", loss_weight=real, miss_weight=None)
+    counts = np.zeros(M)
+    for y in Y:
+        counts[y] += 1
+    n = max(len(Y), 1)
+    f = np.clip(counts / n, 1.0 / (n + 1), n / (n + 1))  # unseen or ubiquitous nodes: finite
+    return replace(w, loss="node", loss_weight=real / (2 * (1 - f)), miss_weight=real / (2 * f))
 
 
 #: The models of :class:`~bicrit.hierarchy.HierarchicalSVM`, by name.

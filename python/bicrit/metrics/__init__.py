@@ -6,7 +6,7 @@
   per-sentence entity F1 averaged over sentences.
 * :mod:`bicrit.metrics.dependency` — unlabelled and labelled attachment scores.
 * :mod:`bicrit.metrics.hierarchy` — hierarchical precision/recall/F1, exact-match, per-level and
-  leaf accuracy on ancestor-closed node sets.
+  leaf accuracy, AU(PRC) on ancestor-closed node sets.
 
 Where the thesis's names differ from common usage: its multi-label "Acc" is
 :func:`jaccard_accuracy`; its surrogate chapter's "Micro-F1" is :func:`example_f1`; its NER
@@ -20,6 +20,7 @@ from bicrit.metrics import dependency, hierarchy, multilabel, sequence
 from bicrit.metrics.dependency import PUNCT_TAGS, dependency_report, las, uas
 from bicrit.metrics.hierarchy import (
     HierarchicalScores,
+    au_prc,
     hierarchical_f1,
     hierarchical_scores,
     leaf_accuracy,
@@ -56,6 +57,7 @@ __all__ = [
     "HierarchicalScores",
     "PRFScores",
     "TypeScores",
+    "au_prc",
     "dependency",
     "dependency_report",
     "entity_scores",

@@ -31,6 +31,9 @@ EXPERIMENTS: dict[str, str] = {
     "searches": "bicrit.reproduce.searches:run",
     "parsing-bilstm": "bicrit.reproduce.neural:parsing_bilstm",
     "ner-bilstm": "bicrit.reproduce.neural:ner_bilstm",
+    "hmc": "bicrit.reproduce.hmc:hmc",
+    "hmc-fun": "bicrit.reproduce.hmc:hmc_fun",
+    "hmc-go": "bicrit.reproduce.hmc:hmc_go",
 }
 
 

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from bicrit._atomic import atomic_write
+from bicrit._atomic import write_text
 from bicrit.errors import BicritError
 
 PARSER_HIDDEN = 125
@@ -62,12 +62,6 @@ def _data_dir() -> Path:
     if root is None:
         raise BicritError("no data folder: set BICRIT_DATA to the folder holding the datasets")
     return root
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_write(path) as f:
-        f.write(text)
 
 
 def _torch() -> Any:
@@ -342,8 +336,8 @@ def parsing_bilstm(
         )
         summary += [{**b_m, "run": "margin"}, {**b_p, "run": "probloss"}]
         if out is not None:
-            _atomic_write(out / f"parsing_bilstm_log{tag}.csv", pl.DataFrame(log).write_csv())
-            _atomic_write(out / f"parsing_bilstm_best{tag}.csv", pl.DataFrame(summary).write_csv())
+            write_text(out / f"parsing_bilstm_log{tag}.csv", pl.DataFrame(log).write_csv())
+            write_text(out / f"parsing_bilstm_best{tag}.csv", pl.DataFrame(summary).write_csv())
     df = pl.DataFrame(summary)
     table = (
         df.group_by("run", maintain_order=True)
@@ -367,7 +361,7 @@ def parsing_bilstm(
         )
     )
     if out is not None:
-        _atomic_write(out / f"parsing_bilstm_table{tag}.csv", table.write_csv())
+        write_text(out / f"parsing_bilstm_table{tag}.csv", table.write_csv())
     return table
 
 
@@ -579,8 +573,8 @@ def ner_bilstm(
                 best["test_f1"] = _tag_eval(torch, model, test, (wv, cv, tv), tags, head)
             summary.append(best)
             if out is not None:
-                _atomic_write(out / f"ner_bilstm_log{tag}.csv", pl.DataFrame(log).write_csv())
-                _atomic_write(out / f"ner_bilstm_best{tag}.csv", pl.DataFrame(summary).write_csv())
+                write_text(out / f"ner_bilstm_log{tag}.csv", pl.DataFrame(log).write_csv())
+                write_text(out / f"ner_bilstm_best{tag}.csv", pl.DataFrame(summary).write_csv())
     df = pl.DataFrame(summary)
     table = df.group_by("head", maintain_order=True).agg(
         pl.col("test_f1").mean().alias("f1_mean"),
@@ -589,5 +583,5 @@ def ner_bilstm(
         pl.len().alias("seeds"),
     )
     if out is not None:
-        _atomic_write(out / f"ner_bilstm_table{tag}.csv", table.write_csv())
+        write_text(out / f"ner_bilstm_table{tag}.csv", table.write_csv())
     return table

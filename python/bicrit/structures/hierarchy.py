@@ -118,7 +118,11 @@ class HierarchyStructure(NativeStructure):
     node_scale:
         Per-node feature scale s_n (φ has block n equal to s_n·x for n ∈ y); default 1.
     node_loss_weight:
-        Per-node loss weight λ_n ≥ 0; default 1.
+        Per-node loss weight λ_n ≥ 0; default 1: the cost of a predicted node not in y_i.
+    node_miss_weight:
+        Per-node cost μ_n ≥ 0 of a node of y_i the label misses; default λ_n. The loss is then
+        Σ_{n ∈ y∖y_i} λ_n + Σ_{n ∈ y_i∖y} μ_n (asymmetric costs, e.g. class-balanced costs of
+        rare nodes).
     n_features:
         Number of input features; ``None`` means "from data in :meth:`initialize`".
     layout:
@@ -141,6 +145,7 @@ class HierarchyStructure(NativeStructure):
         loss: str = "node",
         node_scale: Sequence[float] | np.ndarray | None = None,
         node_loss_weight: Sequence[float] | np.ndarray | None = None,
+        node_miss_weight: Sequence[float] | np.ndarray | None = None,
         n_features: int | None = None,
         layout: str = "node",
     ) -> None:
@@ -170,6 +175,7 @@ class HierarchyStructure(NativeStructure):
         self.loss_kind = loss
         self.node_scale = node_scale
         self.node_loss_weight = node_loss_weight
+        self.node_miss_weight = node_miss_weight
         self.n_features = n_features
         self.layout = layout
         names = getattr(hierarchy, "names", None)
@@ -203,6 +209,7 @@ class HierarchyStructure(NativeStructure):
             loss=self.loss_kind,
             node_scale=vec(self.node_scale),
             node_loss_weight=vec(self.node_loss_weight),
+            node_miss_weight=vec(self.node_miss_weight),
             layout=self.layout,
             names=self._names,
         )
@@ -297,6 +304,23 @@ class HierarchyStructure(NativeStructure):
             **native_query(margin_coef, tiebreak, k, cone),
         )
         return [[Answer(*a) for a in per] for per in found]
+
+    def max_marginals(
+        self, scores: np.ndarray, *, n_jobs: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Max-marginals of the label score ``S(y) = Σ_{n ∈ y} scores[i, n]`` over the label
+        space, for every instance and node: ``(with, without)``, each (instances × nodes), the
+        best score of a label containing node n and of a label without it (−∞ for the root,
+        which every label contains). Exact in every space: tree DP, one min-cut per node that
+        needs one (ancestor-closed DAG sets), one integer program per node (leaf-terminated DAG
+        sets), the candidate paths (single paths); docs/hierarchy-scores.md. Coherent with the
+        hierarchy: ``with`` never increases and ``without`` never decreases from a node to its
+        children. Parallel over instances with the GIL released."""
+        S = np.ascontiguousarray(scores, dtype=np.float64)
+        if S.ndim != 2:
+            raise InvalidInputError(f"scores must be 2-D (instances × nodes), got {S.ndim}-D")
+        with_, without = _native.hierarchy_max_marginals(self._require(), S, n_jobs=n_jobs)
+        return np.asarray(with_), np.asarray(without)
 
     def ratio_oracle(
         self,
@@ -448,6 +472,7 @@ class HierarchyStructure(NativeStructure):
             "loss": self.loss_kind,
             "node_scale": vec(self.node_scale),
             "node_loss_weight": vec(self.node_loss_weight),
+            "node_miss_weight": vec(self.node_miss_weight),
             "n_features": self.n_features,
             "layout": self.layout,
         }

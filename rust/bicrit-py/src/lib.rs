@@ -62,6 +62,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(structures::hierarchy::hierarchy_relaxation, m)?)?;
     m.add_function(wrap_pyfunction!(structures::hierarchy::hierarchy_closure, m)?)?;
     m.add_function(wrap_pyfunction!(structures::hierarchy::hierarchy_batch_oracle_scores, m)?)?;
+    m.add_function(wrap_pyfunction!(structures::hierarchy::hierarchy_max_marginals, m)?)?;
     m.add_function(wrap_pyfunction!(structures::dependency::dependency_structure, m)?)?;
     m.add_function(wrap_pyfunction!(structures::multilabel::multilabel_structure, m)?)?;
     m.add_function(wrap_pyfunction!(structures::multilabel::multilabel_chow_liu, m)?)?;

@@ -56,6 +56,7 @@ fn structure(d: usize, layout: WeightLayout, multilabel: bool) -> HierarchyStruc
             n_features: d,
             node_scale: Some(alpha.iter().map(|a: &f64| a.sqrt()).collect()),
             node_loss_weight: Some(alpha.to_vec()),
+            node_miss_weight: None,
             layout,
         },
     )

@@ -72,7 +72,7 @@ where
 
 /// The `hierarchy` structure over the graph `parents` (node → parent ids) rooted at `root`.
 #[pyfunction]
-#[pyo3(signature = (parents, root, n_features, *, labels="any", multilabel=true, loss="node", node_scale=None, node_loss_weight=None, layout="node", names=None))]
+#[pyo3(signature = (parents, root, n_features, *, labels="any", multilabel=true, loss="node", node_scale=None, node_loss_weight=None, node_miss_weight=None, layout="node", names=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn hierarchy_structure(
     py: Python<'_>,
@@ -84,6 +84,7 @@ pub fn hierarchy_structure(
     loss: &str,
     node_scale: Option<Vec<f64>>,
     node_loss_weight: Option<Vec<f64>>,
+    node_miss_weight: Option<Vec<f64>>,
     layout: &str,
     names: Option<Vec<String>>,
 ) -> PyResult<NativeStructure> {
@@ -115,6 +116,7 @@ pub fn hierarchy_structure(
                 n_features,
                 node_scale,
                 node_loss_weight,
+                node_miss_weight,
                 layout,
             };
             HierarchyStructure::new(g, opts)
@@ -372,4 +374,49 @@ pub fn hierarchy_ratio_oracle_scores<'py>(
         })?
     })?;
     ratio_out(py, h, all)
+}
+
+/// `(with, without)` max-marginals, each (instances × nodes).
+type MaxMarginalsOut<'py> = (Bound<'py, numpy::PyArray2<f64>>, Bound<'py, numpy::PyArray2<f64>>);
+
+/// Max-marginals of the label score for many instances from node scores `scores[i, n]` =
+/// s_n·W_n·x_i, in parallel with the GIL released: `(with, without)`, each (instances × nodes),
+/// the best score of a label of the space containing node n and of one without it (−∞ for the
+/// root). Exact in every space (`bicrit_structures::hierarchy::MaxMarginals`).
+#[pyfunction]
+#[pyo3(signature = (s, scores, *, n_jobs=None))]
+pub fn hierarchy_max_marginals<'py>(
+    py: Python<'py>,
+    s: &NativeStructure,
+    scores: numpy::PyReadonlyArray2<'py, f64>,
+    n_jobs: Option<i64>,
+) -> PyResult<MaxMarginalsOut<'py>> {
+    use rayon::prelude::*;
+    let h = hierarchy_of(py, s)?;
+    let bad = |m: String| errors::to_py(py, Error::input(m));
+    let shape = scores.as_array().shape().to_vec();
+    let m = h.n_nodes();
+    if shape[1] != m {
+        return Err(bad(format!("scores have {} columns for {m} nodes", shape[1])));
+    }
+    let flat = scores.as_slice().map_err(|_| bad("scores must be a C-contiguous float64 array".into()))?;
+    let n = shape[0];
+    let all = errors::native(py, || {
+        crate::convert::with_threads(n_jobs, || {
+            (0..n)
+                .into_par_iter()
+                .map(|i| h.max_marginals(&flat[i * m..(i + 1) * m]).map_err(|e| at_instance(i, e)))
+                .collect::<bicrit_core::Result<Vec<_>>>()
+        })?
+    })?;
+    let mut with = Vec::with_capacity(n * m);
+    let mut without = Vec::with_capacity(n * m);
+    for mm in all {
+        with.extend_from_slice(&mm.with);
+        without.extend_from_slice(&mm.without);
+    }
+    let as_2d = |v: Vec<f64>| {
+        numpy::ndarray::Array2::from_shape_vec((n, m), v).map_err(|e| bad(format!("max-marginal shape: {e}")))
+    };
+    Ok((as_2d(with)?.into_pyarray(py), as_2d(without)?.into_pyarray(py)))
 }

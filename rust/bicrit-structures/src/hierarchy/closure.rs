@@ -55,10 +55,24 @@ pub fn max_closure<V: Val>(
     fixed: Option<&[i8]>,
     sc: &mut FlowScratch<V>,
 ) -> Option<Vec<u32>> {
+    collect_support(g, gain, fixed, sc);
+    let out = solve_support(g, gain, |v| fixed.map_or(0, |f| f[v]), sc);
+    clear_support(sc);
+    out
+}
+
+/// Fills the network's node set with Ā(P): the positive or forced-in nodes and their ancestors
+/// (root excluded), with their local ids. Every optimal closure lies in it (module docs), also
+/// under forcings of its own nodes; [`clear_support`] resets the local ids.
+pub fn collect_support<V: Val>(
+    g: &HierarchyGraph,
+    gain: &[V],
+    fixed: Option<&[i8]>,
+    sc: &mut FlowScratch<V>,
+) {
     let m = g.n_nodes();
     let root = g.root();
     let fix = |v: usize| fixed.map_or(0, |f| f[v]);
-    // Ā(P): positive or forced-in nodes and their ancestors (root excluded), local ids.
     sc.local.resize(m, NONE);
     sc.nodes.clear();
     for (v, &gv) in gain.iter().enumerate().take(m) {
@@ -78,6 +92,31 @@ pub fn max_closure<V: Val>(
             }
         }
     }
+}
+
+/// Is `v` in the network's node set?
+pub fn in_support<V>(sc: &FlowScratch<V>, v: usize) -> bool {
+    sc.local.get(v).is_some_and(|&l| l != NONE)
+}
+
+/// Resets the local ids of [`collect_support`].
+pub fn clear_support<V>(sc: &mut FlowScratch<V>) {
+    for &v in &sc.nodes {
+        sc.local[v as usize] = NONE;
+    }
+}
+
+/// The maximum-weight closure within the node set of [`collect_support`], with `fix(v)` = 1
+/// forcing a node of the set in and −1 forcing it out (forced-in nodes must have their
+/// ancestors in the set). `None` when the forcings conflict; else the chosen nodes, root
+/// included, sorted.
+pub fn solve_support<V: Val>(
+    g: &HierarchyGraph,
+    gain: &[V],
+    fix: impl Fn(usize) -> i8,
+    sc: &mut FlowScratch<V>,
+) -> Option<Vec<u32>> {
+    let root = g.root();
     let n = sc.nodes.len();
     let (s, t) = (n, n + 1);
     sc.from.clear();
@@ -120,18 +159,14 @@ pub fn max_closure<V: Val>(
         sc.it[a as usize] += 1;
     }
     let feasible = dinic(sc, s, t);
-    let out = feasible.then(|| {
+    feasible.then(|| {
         // Source side of the minimum cut: reachable from s in the residual graph.
         reach(sc, s);
         let mut label: Vec<u32> = (0..n).filter(|&u| sc.level[u] >= 0).map(|u| sc.nodes[u]).collect();
         label.push(root as u32);
         label.sort_unstable();
         label
-    });
-    for &v in &sc.nodes {
-        sc.local[v as usize] = NONE;
-    }
-    out
+    })
 }
 
 /// Marks in `level` (≥ 0) the nodes reachable from `s` through arcs with residual capacity;

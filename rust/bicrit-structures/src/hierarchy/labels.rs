@@ -130,9 +130,9 @@ impl HierarchyStructure {
     /// Terms of two labels assumed valid.
     pub(super) fn terms_unchecked(&self, y: &[u32], yt: &[u32]) -> Terms {
         let mut t = Terms::default();
-        Self::sym_diff(y, yt, |v, _| {
+        Self::sym_diff(y, yt, |v, in_y| {
             if self.counted[v] {
-                t.loss += self.loss_weight[v];
+                t.loss += if in_y { self.loss_weight[v] } else { self.miss_weight[v] };
                 t.hamming += 1.0;
             }
         });

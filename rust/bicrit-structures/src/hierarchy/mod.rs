@@ -11,7 +11,8 @@
 //!   `Any` (every ancestor-closed set: real data often ends a label at an internal node) or
 //!   `Leaves` (leaf-terminated: Ā(L) for a non-empty leaf set L, the thesis's Y_m); `multilabel =
 //!   false` restricts either to single paths Ā(t) (the thesis's Y_s when t is a leaf).
-//! * **Loss** (`Node`): weighted node Hamming Σ_{n ∈ y △ y_i} λ_n over the non-root nodes;
+//! * **Loss** (`Node`): weighted node Hamming Σ_{n ∈ y △ y_i} λ_n over the non-root nodes (a
+//!   missed node of y_i costs μ_n instead when `node_miss_weight` is given);
 //!   (`Leaf`): the leaf Hamming Δ_L of thesis §"Calculating the most violating label", weighted
 //!   by λ_n, over the leaves; (`Normalized`, single paths only): the normalized loss
 //!   √(Σ_{n ∈ y △ y_i} λ_n) of NHSVM (thesis eq. `wserror`, with λ_n = α_n and s_n = √α_n it is
@@ -35,6 +36,7 @@ pub mod graph;
 mod labels;
 pub mod lawler;
 pub mod lp;
+mod marginals;
 mod multi;
 mod ratio;
 mod scores;
@@ -49,6 +51,7 @@ use bicrit_core::{Capabilities, CsrMatrix, Error, Objective, Result, SparseVec, 
 pub use self::graph::HierarchyGraph;
 use self::labels::ancestor_table;
 pub use self::lp::LpSolution;
+pub use self::marginals::MaxMarginals;
 use self::tree::TreeScratch;
 use self::value::Lex;
 use crate::{Scored, Structure, TermQuery};
@@ -112,8 +115,13 @@ pub struct HierarchyOptions {
     pub n_features: usize,
     /// Per-node feature scale s_n (default 1).
     pub node_scale: Option<Vec<f64>>,
-    /// Per-node loss weight λ_n ≥ 0 (default 1).
+    /// Per-node loss weight λ_n ≥ 0 (default 1): the cost of a predicted node that is not in
+    /// y_i.
     pub node_loss_weight: Option<Vec<f64>>,
+    /// Per-node cost μ_n ≥ 0 of a node of y_i that the label misses (default λ_n): the loss is
+    /// Σ_{n ∈ y∖y_i} λ_n + Σ_{n ∈ y_i∖y} μ_n, asymmetric when μ ≠ λ (class-balanced costs of
+    /// rare nodes).
+    pub node_miss_weight: Option<Vec<f64>>,
     /// Weight layout.
     pub layout: WeightLayout,
 }
@@ -129,9 +137,12 @@ pub struct HierarchyStructure {
     layout: WeightLayout,
     scale: Vec<f64>,
     loss_weight: Vec<f64>,
+    miss_weight: Vec<f64>,
     counted: Vec<bool>,
     /// Ā(t) of every single-path candidate t of a DAG (sorted), when it fits [`ANCESTOR_TABLE_LIMIT`].
     ancestors: Option<(Vec<usize>, Vec<u32>)>,
+    /// Ā(v) of every node (CSR, sorted), built on first use by the max-marginals of DAGs.
+    ancestor_rows: std::sync::OnceLock<(Vec<u64>, Vec<u32>)>,
 }
 
 #[derive(Default)]
@@ -200,6 +211,10 @@ impl HierarchyStructure {
         }
         let scale = per_node("node_scale", opts.node_scale, false)?;
         let loss_weight = per_node("node_loss_weight", opts.node_loss_weight, true)?;
+        let miss_weight = match opts.node_miss_weight {
+            None => loss_weight.clone(),
+            some => per_node("node_miss_weight", some, true)?,
+        };
         let root = graph.root();
         let ancestors = (!opts.multilabel && !graph.is_tree())
             .then(|| ancestor_table(&graph, opts.space == LabelSpace::Leaves))
@@ -219,8 +234,10 @@ impl HierarchyStructure {
             layout: opts.layout,
             scale,
             loss_weight,
+            miss_weight,
             counted,
             ancestors,
+            ancestor_rows: std::sync::OnceLock::new(),
         })
     }
 

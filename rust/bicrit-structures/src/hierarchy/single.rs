@@ -37,8 +37,11 @@ impl HierarchyStructure {
         let normalized = self.loss == HierLoss::Normalized;
         let contrib = |v: usize| -> [f64; 5] {
             if self.counted[v] {
-                let lw = self.loss_weight[v];
-                let (sgn, in_gold) = if sc.mask[v] { (-1.0, lw) } else { (1.0, 0.0) };
+                let (sgn, lw, in_gold) = if sc.mask[v] {
+                    (-1.0, self.miss_weight[v], self.miss_weight[v])
+                } else {
+                    (1.0, self.loss_weight[v], 0.0)
+                };
                 let part = if normalized { lw - in_gold } else { lw * sgn };
                 [sigma[v], part, 1.0, sgn, in_gold]
             } else {
@@ -51,7 +54,7 @@ impl HierarchyStructure {
                 let v = v as usize;
                 gs.sigma += sigma[v];
                 if self.counted[v] {
-                    gs.loss += self.loss_weight[v];
+                    gs.loss += self.miss_weight[v];
                     gs.ham += 1.0;
                 }
             }

@@ -72,9 +72,19 @@ fn random_case(rng: &mut Rng, tree: bool, space: LabelSpace, multilabel: bool, l
     let node_scale = (rng.below(3) == 0).then(|| (0..n).map(|_| rng.pick(&[0.5, 1.0, 2.0])).collect());
     let node_loss_weight =
         (rng.below(3) == 0).then(|| (0..n).map(|_| rng.pick(&[0.0, 0.5, 1.0, 2.0])).collect());
+    let node_miss_weight =
+        (rng.below(3) == 0).then(|| (0..n).map(|_| rng.pick(&[0.0, 0.5, 1.0, 3.0])).collect());
     let layout = if rng.below(2) == 0 { WeightLayout::NodeMajor } else { WeightLayout::FeatureMajor };
-    let opts =
-        HierarchyOptions { space, multilabel, loss, n_features: d, node_scale, node_loss_weight, layout };
+    let opts = HierarchyOptions {
+        space,
+        multilabel,
+        loss,
+        n_features: d,
+        node_scale,
+        node_loss_weight,
+        node_miss_weight,
+        layout,
+    };
     let mut s = HierarchyStructure::new(g, opts).unwrap();
     if rng.below(2) == 0 {
         s.ancestors = None; // the per-call ancestor search used beyond ANCESTOR_TABLE_LIMIT
@@ -225,6 +235,7 @@ fn normalized_loss_needs_single_paths() {
         n_features: 1,
         node_scale: None,
         node_loss_weight: None,
+        node_miss_weight: None,
         layout: WeightLayout::NodeMajor,
     };
     let e = HierarchyStructure::new(g.clone(), opts(true)).unwrap_err();
@@ -316,6 +327,7 @@ fn bad_labels_name_the_node() {
         n_features: 2,
         node_scale: None,
         node_loss_weight: None,
+        node_miss_weight: None,
         layout: WeightLayout::NodeMajor,
     };
     let s = HierarchyStructure::new(g.clone(), opts(LabelSpace::Leaves, false)).unwrap();
@@ -358,6 +370,7 @@ fn deep_hierarchies_do_not_overflow_the_stack() {
         n_features: 1,
         node_scale: None,
         node_loss_weight: None,
+        node_miss_weight: None,
         layout: WeightLayout::NodeMajor,
     };
     let x = CsrMatrix::from_dense(&[vec![1.0]], 1).unwrap();
@@ -434,6 +447,7 @@ fn set_cover_dags_exercise_the_integer_program() {
             n_features: 1,
             node_scale: None,
             node_loss_weight: None,
+            node_miss_weight: None,
             layout: WeightLayout::NodeMajor,
         };
         let s = HierarchyStructure::new(g, opts).unwrap();
@@ -473,4 +487,54 @@ fn set_cover_dags_exercise_the_integer_program() {
         check_against_brute(&mut rng, &case, 3);
     }
     assert!(fractional > 20, "only {fractional} fractional LPs: the IP path is barely tested");
+}
+
+/// Max-marginals equal brute force over every label of the space (trees and DAGs, both spaces,
+/// single paths and multi-label), with real-valued node scores so that ties are rare, and with
+/// small integer scores so that they are common.
+#[test]
+fn max_marginals_equal_brute_force() {
+    let mut rng = Rng(77);
+    for case in 0..1200 {
+        let tree = case % 2 == 0;
+        let space = if case % 4 < 2 { LabelSpace::Any } else { LabelSpace::Leaves };
+        let multilabel = case % 8 < 6;
+        let c = random_case(&mut rng, tree, space, multilabel, HierLoss::Node);
+        let m = c.s.n_nodes();
+        let sigma: Vec<f64> = (0..m)
+            .map(|_| if case % 3 == 0 { rng.int(-3, 3) } else { (rng.next() % 20_001) as f64 / 1000.0 - 10.0 })
+            .collect();
+        let mm = c.s.max_marginals(&sigma).unwrap();
+        let score = |y: &HierLabel| y.iter().map(|&v| sigma[v as usize]).sum::<f64>();
+        for n in 0..m as u32 {
+            let with = c.labels.iter().filter(|y| y.contains(&n)).map(score).fold(f64::NEG_INFINITY, f64::max);
+            let without = c.labels.iter().filter(|y| !y.contains(&n)).map(score).fold(f64::NEG_INFINITY, f64::max);
+            let close = |a: f64, b: f64| a == b || (a - b).abs() < 1e-9;
+            assert!(
+                close(mm.with[n as usize], with) && close(mm.without[n as usize], without),
+                "{:?} node {n}: ({}, {}) vs brute force ({with}, {without})",
+                c.s.oracle_kind(),
+                mm.with[n as usize],
+                mm.without[n as usize]
+            );
+        }
+    }
+}
+
+#[test]
+fn max_marginals_refuse_bad_scores() {
+    let g = HierarchyGraph::new(&[vec![], vec![0], vec![0]], 0, None).unwrap();
+    let opts = HierarchyOptions {
+        space: LabelSpace::Any,
+        multilabel: true,
+        loss: HierLoss::Node,
+        n_features: 1,
+        node_scale: None,
+        node_loss_weight: None,
+        node_miss_weight: None,
+        layout: WeightLayout::NodeMajor,
+    };
+    let s = HierarchyStructure::new(g, opts).unwrap();
+    assert!(s.max_marginals(&[0.0, 1.0]).unwrap_err().to_string().contains("2 node scores for 3 nodes"));
+    assert!(s.max_marginals(&[0.0, f64::NAN, 1.0]).is_err());
 }

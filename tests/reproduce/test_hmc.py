@@ -1,0 +1,109 @@
+"""The Clus HMC reproduction (bicrit.reproduce.hmc): the evaluated nodes, the frequency prior
+against an independent scikit-learn computation, hyper-parameters that do not depend on the
+test labels, resuming from the written tables, and the summary's arithmetic."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+from sklearn.metrics import average_precision_score
+
+from bicrit.reproduce import EXPERIMENTS, describe, hmc
+
+
+def test_experiments_are_registered() -> None:
+    for name in ("hmc", "hmc-fun", "hmc-go"):
+        assert name in EXPERIMENTS and "Clus HMC" in describe(name)
+    assert len(hmc.SETS) == 14 and set(hmc.PUBLISHED) == set(hmc.SETS)
+
+
+def test_evaluated_nodes_leave_out_the_roots(data_dir) -> None:
+    from bicrit.datasets import load
+
+    fun = load("clus_hmc/church_FUN", "valid").hierarchy
+    go = load("clus_hmc/pheno_GO", "valid").hierarchy
+    assert set(range(fun.n_nodes)) - set(hmc.evaluated_nodes(fun).tolist()) == {fun.root}
+    left_out = set(range(go.n_nodes)) - set(hmc.evaluated_nodes(go).tolist())
+    assert {go.names[v] for v in left_out} == {"root", "GO0003674", "GO0005575", "GO0008150"}
+    # the ontology roots are the root's children
+    assert {go.names[c] for c in go.children[go.root]} == {"GO0003674", "GO0005575", "GO0008150"}
+
+
+@pytest.mark.slow
+def test_prior_and_logistic_rows_equal_an_independent_computation(data_dir, tmp_path) -> None:
+    """No bicrit model: the prior's test AU(PRC) is scikit-learn's micro average precision of
+    the train + valid node frequencies over the test set, root excluded."""
+    from bicrit.datasets import load
+
+    table = hmc.run_set("church_FUN", seeds=2, models=(), out=tmp_path, log=lambda *a: None)
+    assert table["method"].to_list() == ["prior", "prior", "logistic", "logistic"]
+    sets = {s: load("clus_hmc/church_FUN", s) for s in ("train", "valid", "test")}
+    h = sets["train"].hierarchy
+    fit = [y for s in ("train", "valid") for y in sets[s].Y if len(y)]
+    freq = np.zeros(h.n_nodes)
+    for y in fit:
+        freq[y] += 1
+    freq /= len(fit)
+    T = sets["test"].indicator().toarray()
+    cols = [v for v in range(h.n_nodes) if v != h.root]
+    ref = average_precision_score(T[:, cols], np.tile(freq[cols], (len(T), 1)), average="micro")
+    prior = table.filter(pl.col("method") == "prior")["test"].to_list()
+    assert prior == pytest.approx([ref, ref], rel=1e-12)
+    lr = table.filter(pl.col("method") == "logistic")
+    assert lr["params"][0] in {f"C={c}" for c in hmc.LOGISTIC_C}
+    assert 0.0 < lr["test"][0] <= 1.0
+    assert (tmp_path / "church_FUN.csv").exists() and (tmp_path / "church_FUN_valid.csv").exists()
+
+
+@pytest.mark.slow
+def test_selection_does_not_read_the_test_labels(data_dir, tmp_path, monkeypatch) -> None:
+    """The same run with the test labels permuted chooses the same hyper-parameters with the
+    same valid scores; only the test numbers change."""
+    import bicrit.datasets as datasets
+
+    kw = {"seeds": 1, "scale": 0.15, "models": ("hsvm",), "log": lambda *a: None}
+    a = hmc.run_set("church_FUN", out=tmp_path / "a", **kw)
+    real = datasets.load
+
+    def shuffled(name, split="train", **k):
+        d = real(name, split, **k)
+        if split == "test":
+            perm = np.random.default_rng(0).permutation(len(d.Y))
+            object.__setattr__(d, "Y", [d.Y[i] for i in perm])
+        return d
+
+    monkeypatch.setattr(datasets, "load", shuffled)
+    b = hmc.run_set("church_FUN", out=tmp_path / "b", **kw)
+    for col in ("method", "params", "valid"):
+        assert a[col].to_list() == b[col].to_list(), col
+    assert a["test"].to_list() != b["test"].to_list()
+    va = pl.read_csv(tmp_path / "a" / "church_FUN_valid.csv")
+    vb = pl.read_csv(tmp_path / "b" / "church_FUN_valid.csv")
+    assert va.equals(vb)
+    # grid × models rows for the bicrit model, LOGISTIC_C rows for logistic regression
+    n_grid = int(np.prod([len(v) for v in hmc.GRID.values()]))
+    assert va["method"].to_list().count("hsvm") == n_grid
+    # a rerun with the same folder reuses the written table
+    messages: list[str] = []
+    c = hmc.run_set("church_FUN", out=tmp_path / "a", **{**kw, "log": messages.append})
+    assert c.equals(pl.read_csv(tmp_path / "a" / "church_FUN.csv"))
+    assert messages and "reusing" in messages[0]
+
+
+def test_summary_arithmetic() -> None:
+    valid = {"prior": 0.1, "hsvm": 0.17, "flat": 0.19}
+    rows = [
+        {"set": "cellcycle_FUN", "method": m, "seed": s, "test": t, "valid": valid[m]}
+        for m, ts in {"prior": [0.15, 0.15], "hsvm": [0.20, 0.22], "flat": [0.18, 0.18]}.items()
+        for s, t in enumerate(ts)
+    ]
+    s = hmc.summary(pl.DataFrame(rows))
+    r = s.row(0, named=True)
+    assert r["hsvm"] == f"0.210 ± {np.std([0.20, 0.22], ddof=1):.3f}"
+    assert r["best"] == "hsvm" and r["best − prior"] == "+0.060"
+    assert r["C-HMCNN"] == "0.255" and r["best / C-HMCNN"] == f"{0.21 / 0.255:.2f}"
+    # the valid AU(PRC) picks flat, whatever the test says
+    assert r["valid's pick"] == "flat 0.180" and r["pick / C-HMCNN"] == f"{0.18 / 0.255:.2f}"
+    # at a reduced scale the published numbers do not apply
+    assert hmc.summary(pl.DataFrame(rows), scale=0.5).row(0, named=True)["C-HMCNN"] == ""
