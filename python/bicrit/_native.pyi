@@ -46,6 +46,7 @@ __all__ = [
     "learner_parameters",
     "multiclass_structure",
     "multilabel_chow_liu",
+    "multilabel_label_counts",
     "multilabel_structure",
     "python_structure",
     "run_search",
@@ -276,8 +277,14 @@ def multilabel_structure(
     or (i, j) pairs; ``inference`` is ``"exact"``, ``"relaxed"``, ``"tree"`` (a forest's exact
     DP) or ``"auto"`` (exact up to 16 labels, tree on a forest beyond, else relaxed)."""
 
-def multilabel_chow_liu(y: object) -> list[tuple[int, int]]:
-    """Chow–Liu tree (i < j pairs) of an (n, K) int64 0/1 label matrix."""
+def multilabel_label_counts(
+    y: np.ndarray,
+) -> tuple[int, np.ndarray, np.ndarray]:
+    """``(n, ones (K,), both (K, K))``: label counts of an (n, K) int64 0/1 label matrix (pair
+    counts above the diagonal); counts of data parts add."""
+
+def multilabel_chow_liu(n_rows: int, ones: np.ndarray, both: np.ndarray) -> list[tuple[int, int]]:
+    """Chow–Liu tree (i < j pairs) learnt from label counts (:func:`multilabel_label_counts`)."""
 
 # --- end multilabel ---------------------------------------------------------------------------
 # ---- surrogates and searches (rust/bicrit-py/src/{surrogates,searches}.rs) ----

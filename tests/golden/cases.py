@@ -215,6 +215,9 @@ def _hierarchy(model: str, learner: str) -> Case:
             random_state=0,
             alpha_every=2,
             max_alternations=2,
+            # the defaults of the recording (issue 18 later turned scaling and node biases on)
+            scale=False,
+            fit_intercept=False,
         ).fit(X[tr], [Y[i] for i in tr])
         return digest(est, est.predict(X[te]))
 

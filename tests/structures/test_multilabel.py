@@ -312,6 +312,21 @@ def test_bad_parameters(params: dict, match: str) -> None:
         bicrit.structure("multilabel", n_labels=3, n_features=2, **params)
 
 
+@pytest.mark.parametrize(
+    ("n_labels", "n_features", "edges", "match"),
+    [
+        (2**63, 72, [(0, 1)], "n_labels must be at most"),  # a damaged model file's count
+        (10**6, 10, "full", "edges is more than"),
+        (2**20, 2**60, [(0, 1)], "more weights than memory"),
+    ],
+)
+def test_sizes_beyond_memory_are_refused_before_allocating(
+    n_labels: int, n_features: int, edges: object, match: str
+) -> None:
+    with pytest.raises(InvalidParameterError, match=match):
+        bicrit.structure("multilabel", n_labels=n_labels, n_features=n_features, edges=edges)
+
+
 def test_exact_refuses_large_k_and_relaxed_refuses_ban_and_kbest() -> None:
     with pytest.raises(InvalidParameterError, match="inference='relaxed'"):
         bicrit.structure("multilabel", edges="full", inference="exact", n_labels=17, n_features=1)

@@ -127,3 +127,24 @@ def test_auto_edges_choose_by_label_count() -> None:
     chain = bicrit.structure("multilabel", edges="chain", n_labels=17, n_features=1)
     full = bicrit.structure("multilabel", edges="full", n_labels=17, n_features=1)
     assert (chain.inference_, full.inference_) == ("tree", "relaxed")
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n=st.integers(1, 40),
+    k=st.integers(2, 9),
+    cut=st.integers(0, 40),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_label_counts_of_parts_merge_into_the_whole_and_give_its_tree(n, k, cut, seed):
+    from bicrit.structures.multilabel import LabelCounts
+
+    rng = np.random.default_rng(seed)
+    Y = (rng.random((n, k)) < rng.uniform(0.1, 0.9, size=k)).astype(np.int64)
+    whole = LabelCounts.of(Y)
+    cut = min(cut, n)
+    parts = LabelCounts.of(Y[:cut]).merge(LabelCounts.of(Y[cut:]))
+    assert parts.n == whole.n == n
+    np.testing.assert_array_equal(parts.ones, Y.sum(axis=0))
+    np.testing.assert_array_equal(parts.both, np.triu(Y.T @ Y, 1))
+    assert parts.chow_liu() == whole.chow_liu()

@@ -77,7 +77,7 @@ def fit(estimator: Any, parts: Sequence[Any], *, client: Any = None) -> Any:
     estimator._forget()
     shards = Shards(client, parts, estimator)
     try:
-        summaries = shards.prepare()
+        summaries = shards.share_statistics(shards.prepare())
         names = [shards.name(s) for s in shards.all]
         space = agree(summaries, names)
         structure = create_piece("structure", space["structure"])

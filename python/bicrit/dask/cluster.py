@@ -17,6 +17,7 @@ import numpy as np
 
 from bicrit.dask import worker
 from bicrit.dask.sources import describe
+from bicrit.errors import InvalidInputError
 
 __all__ = ["ClusterLostError", "Shard", "Shards", "combine"]
 
@@ -83,6 +84,9 @@ class Shards:
         fit_id = uuid.uuid4().hex[:12]
         self.all = [Shard(i, f"bicrit-{fit_id}-{i}", s) for i, s in enumerate(sources)]
         self.rebuilds = 0
+        #: The merged statistics of every partition (:meth:`share_statistics`), used again
+        #: when a partition is rebuilt.
+        self.shared: dict[str, Any] | None = None
 
     @property
     def live(self) -> list[Shard]:
@@ -122,6 +126,7 @@ class Shards:
                     s.index,
                     s.source,
                     self.estimator,
+                    self.shared,
                     key=f"prepare-{s.key}-{uuid.uuid4().hex[:6]}",
                     workers=where,
                     allow_other_workers=True,
@@ -132,6 +137,24 @@ class Shards:
         for s, summary in zip(shards, summaries, strict=True):
             s.address, s.n = summary["address"], int(summary["n"])
         return summaries
+
+    def share_statistics(self, summaries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Merges the statistics each partition learnt its shape from (label counts of a
+        learnt label graph, moments of a feature scaling) and, when there are any and more than
+        one partition holds data, prepares every partition again with the merged ones, so that
+        all of them learn the shape of the whole data; returns the summaries that hold."""
+        parts = [s["statistics"] for s in summaries if s["n"] and s.get("statistics")]
+        if len(parts) < 2:
+            return summaries
+        merged = dict(parts[0])
+        for stats in parts[1:]:
+            if set(stats) != set(merged):
+                raise InvalidInputError(
+                    f"partitions learnt different statistics: {sorted(merged)} and {sorted(stats)}"
+                )
+            merged = {k: merged[k].merge(v) for k, v in stats.items()}
+        self.shared = merged
+        return self.prepare()
 
     def submit(self, shard: Shard, fn: Callable[..., Any], *args: Any) -> Any:
         """``fn(shard.key, *args)`` on the partition's worker."""

@@ -62,10 +62,7 @@ def agree(summaries: list[dict[str, Any]], names: list[str]) -> dict[str, Any]:
         if where:
             hint = ""
             if where.startswith("label space.arrays"):
-                hint = (
-                    " (the estimator fitted arrays on each partition's own data, e.g. "
-                    "MultiLabelSVM's scale=True: pass standardized features and scale=False)"
-                )
+                hint = " (the estimator fitted arrays on each partition's own data)"
             raise InvalidInputError(
                 f"{first_name} and {name} have different label spaces (at {where}){hint}: "
                 "every partition must have the same tags, classes, label count and hierarchy"

@@ -42,11 +42,15 @@ def _address() -> str:
         return "local"
 
 
-def prepare(key: str, index: int, source: Any, estimator: Any) -> dict[str, Any]:
+def prepare(
+    key: str, index: int, source: Any, estimator: Any, shared: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """Reads partition ``index`` (from ``source``), converts it to the structure's form as
-    ``estimator``'s fit does, and keeps it here under ``key``. Returns its summary: the
-    worker's address, the number of instances, and its label space (structure configuration,
-    the estimator's fitted vocabularies) for the client to compare across partitions."""
+    ``estimator``'s fit does (with the ``shared`` statistics of every partition when given),
+    and keeps it here under ``key``. Returns its summary: the worker's address, the number of
+    instances, its label space (structure configuration, the estimator's fitted vocabularies)
+    for the client to compare across partitions, and the statistics it learnt its shape from
+    (:meth:`StructuredSVM._fit_statistics`) for the client to merge."""
     from sklearn.base import clone
 
     from bicrit.dask.sources import PartitionError, describe, materialize, split
@@ -60,11 +64,12 @@ def prepare(key: str, index: int, source: Any, estimator: Any) -> dict[str, Any]
         X0, _ = est._split(X, Y)
         if validation.n_rows(X0) == 0:
             return {"key": key, "address": _address(), "n": 0, "space": None}
-        structure, Xp, Yp = est._prepared(X, Y, continuing=False)
+        structure, Xp, Yp = est._prepared(X, Y, continuing=False, shared=shared)
         Xn, Yn = structure.native_inputs(Xp, Yp)
         est._set_n_features(Xn)
         n = int(validation.n_rows(Xp))
         space = label_space(est, structure)
+        statistics = est._fit_statistics(structure)
     except Exception as e:
         raise PartitionError(f"{describe(index, source)}: {e}") from e
     with _LOCK:
@@ -74,6 +79,7 @@ def prepare(key: str, index: int, source: Any, estimator: Any) -> dict[str, Any]
         "address": _address(),
         "n": n,
         "space": space,
+        "statistics": statistics,
         "n_features_in": getattr(est, "n_features_in_", None),
         "time": time.perf_counter() - start,
     }

@@ -137,7 +137,9 @@ class DependencySVM(StructuredSVM):
             )
         return sentences, gold
 
-    def _prepare_fit(self, X: Any, Y: Any, source: Any = None) -> tuple[Any, Any]:
+    def _prepare_fit(
+        self, X: Any, Y: Any, source: Any = None, shared: Mapping[str, Any] | None = None
+    ) -> tuple[Any, Any]:
         return self._pairs(X, Y)
 
     def _prepare_inputs(self, X: Any) -> Any:

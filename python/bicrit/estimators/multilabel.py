@@ -11,7 +11,7 @@ import scipy.sparse as sp
 from bicrit import datasets
 from bicrit.errors import InvalidInputError, InvalidParameterError, ModelFormatError
 from bicrit.estimators import validation
-from bicrit.estimators.scaling import apply_scale, fit_scale
+from bicrit.estimators.scaling import FeatureMoments, apply_scale, fit_scale
 from bicrit.estimators.structured import StructuredSVM, _init_params
 
 __all__ = ["MultiLabelSVM"]
@@ -106,7 +106,9 @@ class MultiLabelSVM(StructuredSVM):
             return X.X, X.Y if Y is None else Y
         return X, Y
 
-    def _prepare_fit(self, X: Any, Y: Any, source: Any = None) -> tuple[Any, Any]:
+    def _prepare_fit(
+        self, X: Any, Y: Any, source: Any = None, shared: Mapping[str, Any] | None = None
+    ) -> tuple[Any, Any]:
         names = getattr(source, "label_names", None)
         if names is not None:
             self.label_names_ = list(names)
@@ -116,8 +118,10 @@ class MultiLabelSVM(StructuredSVM):
             raise InvalidInputError("Y is required (an (n, K) 0/1 array) unless X is a dataset")
         X = self._as_matrix(X, fitting=True)
         continuing = bool(self.warm_start) and hasattr(self, "coef_")
+        self._moments = None
         if self.scale and not continuing:
-            self._fit_scaler(X)
+            self._moments = FeatureMoments.of(X)
+            self.scale_mean_, self.scale_std_ = fit_scale(X, (shared or {}).get("features"))
         elif not self.scale:
             self.scale_mean_ = self.scale_std_ = None
         return self._transform(X), Y
@@ -125,9 +129,6 @@ class MultiLabelSVM(StructuredSVM):
     def _as_matrix(self, X: Any, fitting: bool = False) -> Any:
         X = validation.check_matrix(X, self, fitting=fitting)
         return sp.csr_array(X, dtype=np.float64) if sp.issparse(X) else X.astype(np.float64)
-
-    def _fit_scaler(self, X: Any) -> None:
-        self.scale_mean_, self.scale_std_ = fit_scale(X)
 
     def _transform(self, X: Any) -> Any:
         return apply_scale(X, getattr(self, "scale_mean_", None), getattr(self, "scale_std_", None))

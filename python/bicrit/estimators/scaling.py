@@ -8,6 +8,7 @@ by their largest absolute value, which keeps them sparse. A constant column gets
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -15,23 +16,56 @@ import scipy.sparse as sp
 
 from bicrit.errors import InvalidInputError
 
-__all__ = ["apply_scale", "fit_scale"]
+__all__ = ["FeatureMoments", "apply_scale", "fit_scale"]
 
 
-def fit_scale(X: Any) -> tuple[np.ndarray | None, np.ndarray]:
-    """``(mean, scale)`` of the training features ``X``: the column means (``None`` for sparse
-    ``X``) and the column standard deviations (largest absolute values for sparse ``X``)."""
-    if X.shape[0] == 0:
-        raise InvalidInputError("X is empty: fit needs at least one instance")
-    if sp.issparse(X):
-        m = np.asarray(abs(X).max(axis=0).toarray()).ravel()
-        mean = None
-    else:
+@dataclass(frozen=True)
+class FeatureMoments:
+    """What the scaling needs of training features, mergeable over parts of the data (a fit
+    on several machines, :mod:`bicrit.dask`): the row count and, for dense ``X``, the column
+    means and sums of squared deviations; for sparse ``X``, the column largest absolute values."""
+
+    n: int
+    mean: np.ndarray | None = None
+    m2: np.ndarray | None = None
+    max_abs: np.ndarray | None = None
+
+    @classmethod
+    def of(cls, X: Any) -> FeatureMoments:
+        if X.shape[0] == 0:
+            raise InvalidInputError("X is empty: fit needs at least one instance")
+        if sp.issparse(X):
+            return cls(X.shape[0], max_abs=np.asarray(abs(X).max(axis=0).toarray()).ravel())
         if not np.all(np.isfinite(X)):
             raise InvalidInputError("X contains NaN or infinite values")
         mean = X.mean(axis=0)
-        m = X.std(axis=0)
-    return mean, np.where(np.isfinite(m) & (m > 0), m, 1.0)
+        return cls(X.shape[0], mean=mean, m2=((X - mean) ** 2).sum(axis=0))
+
+    def merge(self, other: FeatureMoments) -> FeatureMoments:
+        """The moments of both parts together (Chan, Golub & LeVeque's pairwise update)."""
+        n = self.n + other.n
+        if self.max_abs is not None and other.max_abs is not None:
+            return FeatureMoments(n, max_abs=np.maximum(self.max_abs, other.max_abs))
+        if self.mean is None or other.mean is None or self.m2 is None or other.m2 is None:
+            raise InvalidInputError("dense and sparse features cannot be scaled together")
+        delta = other.mean - self.mean
+        mean = self.mean + delta * (other.n / n)
+        m2 = self.m2 + other.m2 + delta**2 * (self.n * other.n / n)
+        return FeatureMoments(n, mean=mean, m2=m2)
+
+    def scale(self) -> tuple[np.ndarray | None, np.ndarray]:
+        """``(mean, scale)``: see :func:`fit_scale`."""
+        m = self.max_abs if self.max_abs is not None else np.sqrt(self.m2 / self.n)
+        return self.mean, np.where(np.isfinite(m) & (m > 0), m, 1.0)
+
+
+def fit_scale(
+    X: Any, moments: FeatureMoments | None = None
+) -> tuple[np.ndarray | None, np.ndarray]:
+    """``(mean, scale)`` of the training features ``X``: the column means (``None`` for sparse
+    ``X``) and the column standard deviations (largest absolute values for sparse ``X``), from
+    ``moments`` when given (those of all the training data, when ``X`` is one part of it)."""
+    return (moments or FeatureMoments.of(X)).scale()
 
 
 def apply_scale(X: Any, mean: np.ndarray | None, scale: np.ndarray | None) -> Any:

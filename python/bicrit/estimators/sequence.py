@@ -142,7 +142,9 @@ class SequenceSVM(StructuredSVM):
             return X, X.tags
         return X, Y
 
-    def _prepare_fit(self, X: Any, Y: Any, source: Any = None) -> tuple[Any, Any]:
+    def _prepare_fit(
+        self, X: Any, Y: Any, source: Any = None, shared: Mapping[str, Any] | None = None
+    ) -> tuple[Any, Any]:
         from bicrit.datasets import SequenceDataset, detect_tag_scheme
 
         if Y is None:

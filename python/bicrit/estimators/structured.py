@@ -168,10 +168,14 @@ class StructuredSVM(BaseEstimator):
         """``(X, Y)`` from what users pass: a dataset object as ``X`` carries its own labels."""
         return X, Y
 
-    def _prepare_fit(self, X: Any, Y: Any, source: Any = None) -> tuple[Any, Any]:
+    def _prepare_fit(
+        self, X: Any, Y: Any, source: Any = None, shared: Mapping[str, Any] | None = None
+    ) -> tuple[Any, Any]:
         """Converts user inputs to the structure's form and learns vocabularies (before the
         structure is initialised; the structure's own :meth:`prepare_labels` runs after).
-        ``source`` is what the user passed as ``X`` (a dataset object carries metadata)."""
+        ``source`` is what the user passed as ``X`` (a dataset object carries metadata);
+        ``shared``: statistics of the whole training data when ``X`` is one part of it
+        (:meth:`_fit_statistics`)."""
         if Y is None:
             raise InvalidInputError("Y is required (the gold labels of X)")
         if self._takes_matrix():
@@ -341,16 +345,20 @@ class StructuredSVM(BaseEstimator):
         structure, X, Y = self._prepared(X, Y, continuing)
         return self._train(structure, X, Y, callback, continuing)
 
-    def _prepared(self, X: Any, Y: Any, continuing: bool) -> tuple[Any, Any, Any]:
+    def _prepared(
+        self, X: Any, Y: Any, continuing: bool, shared: Mapping[str, Any] | None = None
+    ) -> tuple[Any, Any, Any]:
         """``(structure, X, Y)``: the inputs checked and converted to the structure's form and
-        the structure initialised on them (the fitted one when continuing)."""
+        the structure initialised on them (the fitted one when continuing). With ``shared``
+        (the merged :meth:`_fit_statistics` of every part of the training data), what the fit
+        learns from data — label graph, feature scaling — is learnt from all of it."""
         self._check_params()
         source = X
         X, Y = self._split(X, Y)
         validation.check_not_empty(X, None)
         if isinstance(X, np.ndarray) and np.iscomplexobj(X):
             raise InvalidInputError("Complex data not supported: X must hold real features")
-        X, Y = self._prepare_fit(X, Y, source)
+        X, Y = self._prepare_fit(X, Y, source, shared)
         validation.check_not_empty(X, Y)
         if isinstance(X, np.ndarray):
             validation.check_scale(X, stacklevel=4)
@@ -363,7 +371,11 @@ class StructuredSVM(BaseEstimator):
         else:
             structure = self._build_structure()
             Y = structure.prepare_labels(Y)
-            structure.initialize(X, Y)
+            counts = (shared or {}).get("labels")
+            if counts is None:
+                structure.initialize(X, Y)
+            else:
+                structure.initialize(X, Y, label_counts=counts)
             if getattr(self, "check_oracle", False):
                 from bicrit.structures.check import check_oracle
 
@@ -469,6 +481,15 @@ class StructuredSVM(BaseEstimator):
         if classes is not None:
             self.classes_ = classes
         return self
+
+    def _fit_statistics(self, structure: Any) -> dict[str, Any]:
+        """The statistics this fit learnt its shape from, each mergeable with those of other
+        parts of the data (``a.merge(b)``): ``"labels"``, the label counts a learnt label graph
+        comes from; ``"features"``, the moments of a feature scaling. A fit on several machines
+        (:mod:`bicrit.dask`) merges them and prepares every part again with the result."""
+        stats = {"labels": getattr(structure, "label_counts_", None)}
+        stats["features"] = getattr(self, "_moments", None)
+        return {k: v for k, v in stats.items() if v is not None}
 
     def _stability(self, structure: Any, X: Any, Y: Any) -> Any:
         """The default rule that ends a fit once further epochs no longer change the

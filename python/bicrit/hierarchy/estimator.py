@@ -63,7 +63,7 @@ from bicrit.errors import (
 )
 from bicrit.estimators import validation
 from bicrit.estimators.model_format import register_estimator
-from bicrit.estimators.scaling import apply_scale, fit_scale
+from bicrit.estimators.scaling import FeatureMoments, apply_scale
 from bicrit.estimators.structured import StructuredSVM, _init_params
 from bicrit.hierarchy.graph import Hierarchy
 from bicrit.hierarchy.labels import add_virtual_leaves, check_labels, terminals
@@ -289,10 +289,13 @@ class HierarchicalSVM(StructuredSVM):
             )
         return _as_hierarchy(self.hierarchy)
 
-    def _check_x(self, X: Any, *, fitting: bool) -> sp.csr_array:
+    def _check_x(
+        self, X: Any, *, fitting: bool, shared: Mapping[str, Any] | None = None
+    ) -> sp.csr_array:
         """``X`` checked and in the structure's form: scaled (``scale``; the scaling is learned
-        when ``fitting``), hashed (``n_hashed_features``), with the constant column of the node
-        biases (``fit_intercept``), as CSR."""
+        when ``fitting``, from the ``shared`` moments of all the training data when given),
+        hashed (``n_hashed_features``), with the constant column of the node biases
+        (``fit_intercept``), as CSR."""
         try:
             X = validation.check_matrix(X, self, fitting=fitting)
         except InvalidInputError as exc:
@@ -302,7 +305,9 @@ class HierarchicalSVM(StructuredSVM):
                 ) from None
             raise
         if fitting:
-            self.scale_mean_, self.scale_std_ = fit_scale(X) if self.scale else (None, None)
+            self._moments = FeatureMoments.of(X) if self.scale else None
+            moments = (shared or {}).get("features") or self._moments
+            self.scale_mean_, self.scale_std_ = moments.scale() if moments else (None, None)
         X = apply_scale(X, self.scale_mean_, self.scale_std_)
         Xc = sp.csr_array(X)  # float32 kept as given
         if self.n_hashed_features is not None:
@@ -354,7 +359,9 @@ class HierarchicalSVM(StructuredSVM):
             return X.X, X.Y if Y is None else Y
         return X, Y
 
-    def _prepare_fit(self, X: Any, Y: Any, source: Any = None) -> tuple[Any, Any]:
+    def _prepare_fit(
+        self, X: Any, Y: Any, source: Any = None, shared: Mapping[str, Any] | None = None
+    ) -> tuple[Any, Any]:
         if Y is None:
             raise InvalidInputError("Y is required (label sets) unless X is a hierarchy dataset")
         if bool(self.warm_start) and hasattr(self, "coef_"):
@@ -363,7 +370,7 @@ class HierarchicalSVM(StructuredSVM):
                 "weights are learned from each training set"
             )
         h0 = self._hierarchy0(source)
-        Xc = self._check_x(X, fitting=True)
+        Xc = self._check_x(X, fitting=True, shared=shared)
         self.n_features_in_ = int(X.shape[1])
         Ys = self._check_y(h0, Y, Xc.shape[0])
         n_terms = np.array([len(terminals(h0, y)) for y in Ys])

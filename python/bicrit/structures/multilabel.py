@@ -12,6 +12,7 @@ Labels are 0/1 int arrays of length K. A *relaxed* label (an answer of the LP re
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
@@ -22,7 +23,7 @@ from bicrit.errors import InvalidInputError, InvalidParameterError
 from bicrit.structures._inputs import as_csr_tuple
 from bicrit.structures.native import NativeStructure
 
-__all__ = ["MAX_EXACT_LABELS", "Multilabel"]
+__all__ = ["MAX_EXACT_LABELS", "LabelCounts", "Multilabel"]
 
 #: Largest K that ``inference="exact"`` accepts (2^K labels are enumerated per oracle call);
 #: ``inference="auto"`` is exact up to this K and relaxed beyond.
@@ -84,6 +85,35 @@ def auto_edges(edges: EdgeSpec, n_labels: int) -> tuple[EdgeSpec, str | None]:
         f"auto: Chow–Liu tree ({n_labels - 1} edges, exact tree DP): {n_labels} labels > "
         f"{MAX_EXACT_LABELS}, the full graph would have {full} edges and only LP-relaxed inference"
     )
+
+
+@dataclass(frozen=True)
+class LabelCounts:
+    """What the Chow–Liu tree is learnt from (``edges="tree"``): the row count, each label's
+    count of rows where it is on, and each pair's count of rows where both are (above the
+    diagonal). Counts of parts of the data add (:meth:`merge`), so one tree can be learnt
+    from data spread over several machines (:mod:`bicrit.dask`)."""
+
+    n: int
+    ones: np.ndarray
+    both: np.ndarray
+
+    @classmethod
+    def of(cls, Y: np.ndarray) -> LabelCounts:
+        """The counts of an (n, K) 0/1 label matrix (native, GIL released)."""
+        n, ones, both = _native.multilabel_label_counts(Y)
+        return cls(int(n), ones, both)
+
+    def merge(self, other: LabelCounts) -> LabelCounts:
+        if self.ones.shape != other.ones.shape:
+            raise InvalidInputError(
+                f"label counts of {self.ones.size} and {other.ones.size} labels cannot be merged"
+            )
+        return LabelCounts(self.n + other.n, self.ones + other.ones, self.both + other.both)
+
+    def chow_liu(self) -> list[tuple[int, int]]:
+        """The maximum spanning tree of the labels' pairwise mutual information."""
+        return [tuple(e) for e in _native.multilabel_chow_liu(self.n, self.ones, self.both)]
 
 
 class Multilabel(NativeStructure):
@@ -171,20 +201,19 @@ class Multilabel(NativeStructure):
         if n_labels is not None and n_features is not None and not learnt:
             self._build(int(n_labels), int(n_features), None)
 
-    def _build(self, n_labels: int, n_features: int, Y: np.ndarray | None) -> None:
+    def _build(self, n_labels: int, n_features: int, counts: LabelCounts | None) -> None:
         spec, reason = auto_edges(self.edges, n_labels)
+        self.label_counts_ = None
         if isinstance(spec, str):
-            if spec == "full":
-                edge_list = list(combinations(range(n_labels), 2))
-            elif spec == "chain":
-                edge_list = [(j - 1, j) for j in range(1, n_labels)]
-            else:
-                if Y is None:
+            if spec == "tree":
+                if counts is None:
                     raise InvalidInputError(
                         "edges='tree' is learnt from the training labels: call initialize(X, Y)"
                     )
-                edge_list = [tuple(e) for e in _native.multilabel_chow_liu(Y)]
-            native_edges: Any = spec if spec != "tree" else edge_list
+                self.label_counts_ = counts
+                native_edges: Any = counts.chow_liu()
+            else:
+                native_edges = spec  # "full" or "chain", sizes checked natively first
         else:
             try:
                 pairs = [(int(a), int(b)) for a, b in spec]
@@ -197,16 +226,25 @@ class Multilabel(NativeStructure):
         self._native = _native.multilabel_structure(
             n_labels, n_features, native_edges, self.inference, self.relaxed_solver
         )
+        kind = spec if isinstance(spec, str) else "explicit"
+        if kind == "full":
+            edge_list = list(combinations(range(n_labels), 2))
+        elif kind == "chain":
+            edge_list = [(j - 1, j) for j in range(1, n_labels)]
+        elif kind == "tree":
+            edge_list = native_edges
         self.n_labels, self.n_features = n_labels, n_features
         self.edges_ = np.array(edge_list, dtype=np.int64).reshape(-1, 2)
         caps = self._native.capabilities
         self.inference_ = "relaxed" if caps["relaxed"] else "exact" if caps["kbest"] else "tree"
-        self.edges_kind_ = spec if isinstance(spec, str) else "explicit"
+        self.edges_kind_ = kind
         self.edges_reason_ = reason or f"edges={self.edges_kind_!r} as given"
 
-    def initialize(self, X: Any, Y: Any) -> Multilabel:
+    def initialize(self, X: Any, Y: Any, label_counts: LabelCounts | None = None) -> Multilabel:
         """Fixes K and d from data (X dense or sparse, Y an (n, K) 0/1 array); learns the
-        Chow–Liu tree when ``edges="tree"``. Returns ``self``."""
+        Chow–Liu tree when ``edges="tree"`` (from ``label_counts`` when given: those of all
+        the training data, when ``Y`` is one part of it; :attr:`label_counts_` keeps what the
+        tree was learnt from). Returns ``self``."""
         X_csr = as_csr_tuple(X, name="X")
         Ym = _label_matrix(Y, X_csr[0].shape[0] - 1)
         if Ym.shape[1] == 0:
@@ -217,7 +255,10 @@ class Multilabel(NativeStructure):
                 f"{self.n_labels}"
             )
         n_features = self.n_features if self.n_features is not None else X_csr[3]
-        self._build(int(Ym.shape[1]), int(n_features), Ym)
+        learnt = auto_edges(self.edges, int(Ym.shape[1]))[0] == "tree"
+        if learnt and label_counts is None:
+            label_counts = LabelCounts.of(Ym)
+        self._build(int(Ym.shape[1]), int(n_features), label_counts if learnt else None)
         return self
 
     def _x_one(self, x: Any) -> Any:

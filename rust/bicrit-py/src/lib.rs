@@ -66,6 +66,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(structures::dependency::dependency_structure, m)?)?;
     m.add_function(wrap_pyfunction!(structures::multilabel::multilabel_structure, m)?)?;
     m.add_function(wrap_pyfunction!(structures::multilabel::multilabel_chow_liu, m)?)?;
+    m.add_function(wrap_pyfunction!(structures::multilabel::multilabel_label_counts, m)?)?;
     surrogates::register(m)?;
     hierarchy::register(m)?;
     searches::register(m)?;

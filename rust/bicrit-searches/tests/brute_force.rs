@@ -215,7 +215,8 @@ fn convex_hull_and_integral_recovery_match_brute_force() {
             assert!(out.calls.total() <= v + 1, "hull calls {} > {v} + 1; {}", out.calls.total(), ctx());
             // ψ = h + λg (margin rescaling): the one call at λ is the answer, no certificate call
             let exact = psi.exact_lambda().is_some();
-            let linear = [(2.0, 3.0), (-1.0, 0.5), (0.25, 7.0)].iter().all(|&(a, b)| psi.value(a, b) == a + b);
+            let linear =
+                [(2.0, 3.0), (-1.0, 0.5), (0.25, 7.0)].iter().all(|&(a, b)| psi.value(a, b) == a + b);
             assert_eq!(exact, linear, "{name}: exact_lambda vs ψ = h + g");
             if exact {
                 assert_eq!(out.calls.total(), 1, "{}", ctx());

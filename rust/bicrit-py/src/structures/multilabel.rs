@@ -3,11 +3,12 @@
 
 use bicrit_core::Error;
 use bicrit_structures::multilabel::{
-    chain_edges, chow_liu_tree, full_edges, validate_edges, Inference, RelaxedSolver,
+    chain_edges, check_size, full_edges, validate_edges, Inference, LabelCounts, RelaxedSolver,
 };
 use bicrit_structures::{MlLabel, Multilabel};
 use numpy::{
-    IntoPyArray, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods,
+    IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2,
+    PyUntypedArrayMethods,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyString, PyTuple};
@@ -165,8 +166,11 @@ pub fn multilabel_structure(
     relaxed_solver: &str,
 ) -> PyResult<NativeStructure> {
     let err = |e: Error| errors::to_py(py, e);
-    let list = if let Ok(s) = edges.cast::<PyString>() {
-        match s.to_str()? {
+    let named = edges.cast::<PyString>().ok().map(|s| s.to_str().map(str::to_owned)).transpose()?;
+    let n_given = if named.is_some() { 0 } else { edges.len().unwrap_or(0) };
+    check_size(n_labels, n_features, named.as_deref() == Some("full"), n_given).map_err(err)?;
+    let list = if let Some(name) = named {
+        match name.as_str() {
             "full" => full_edges(n_labels),
             "chain" => chain_edges(n_labels),
             other => {
@@ -197,10 +201,14 @@ pub fn multilabel_structure(
     Ok(NativeStructure::wrap(AnyStructure::Multilabel(s)))
 }
 
-/// The Chow–Liu tree of 0/1 training labels `Y` (n, K): the maximum spanning tree of pairwise
-/// mutual information, as (i, j) pairs with i < j.
+/// The label counts of 0/1 training labels `Y` (n, K) — `(n, ones (K,), both (K, K))`, pair
+/// counts above the diagonal — that the Chow–Liu tree is learnt from; counts of data parts add.
 #[pyfunction]
-pub fn multilabel_chow_liu(py: Python<'_>, y: PyReadonlyArray2<'_, i64>) -> PyResult<Vec<(usize, usize)>> {
+#[allow(clippy::type_complexity)]
+pub fn multilabel_label_counts<'py>(
+    py: Python<'py>,
+    y: PyReadonlyArray2<'py, i64>,
+) -> PyResult<(u64, Bound<'py, PyArray1<i64>>, Bound<'py, PyArray2<i64>>)> {
     let a = y.as_array();
     let (n, k) = (a.nrows(), a.ncols());
     let mut flat = Vec::with_capacity(n * k);
@@ -213,5 +221,29 @@ pub fn multilabel_chow_liu(py: Python<'_>, y: PyReadonlyArray2<'_, i64>) -> PyRe
         }
         flat.push(v as u8);
     }
-    errors::native(py, move || chow_liu_tree(&flat, n, k))
+    let c = errors::native(py, move || LabelCounts::of(&flat, n, k))?;
+    let ones: Vec<i64> = c.ones.iter().map(|&v| v as i64).collect();
+    let both: Vec<i64> = c.both.iter().map(|&v| v as i64).collect();
+    let both = numpy::ndarray::Array2::from_shape_vec((k, k), both).map_err(|e| input(py, e.to_string()))?;
+    Ok((c.n_rows, ones.into_pyarray(py), both.into_pyarray(py)))
+}
+
+/// The Chow–Liu tree learnt from label counts ([`multilabel_label_counts`], possibly summed over
+/// data parts): the maximum spanning tree of pairwise mutual information, as (i, j), i < j.
+#[pyfunction]
+pub fn multilabel_chow_liu(
+    py: Python<'_>,
+    n_rows: u64,
+    ones: PyReadonlyArray1<'_, i64>,
+    both: PyReadonlyArray2<'_, i64>,
+) -> PyResult<Vec<(usize, usize)>> {
+    let to_u64 = |v: &[i64]| -> PyResult<Vec<u64>> {
+        v.iter()
+            .map(|&x| u64::try_from(x).map_err(|_| input(py, format!("label counts must be ≥ 0, got {x}"))))
+            .collect()
+    };
+    let ones = to_u64(ones.as_array().as_standard_layout().as_slice().unwrap_or(&[]))?;
+    let both = to_u64(both.as_array().as_standard_layout().as_slice().unwrap_or(&[]))?;
+    let counts = LabelCounts::new(n_rows, ones, both).map_err(|e| errors::to_py(py, e))?;
+    errors::native(py, move || counts.chow_liu())
 }

@@ -69,7 +69,8 @@ impl HierarchyStructure {
         out.extend((0..self.n_nodes()).map(|v| {
             let mut x = o.margin * sigma[v];
             if self.counted[v] {
-                let (sgn, lw) = if mask[v] { (-1.0, self.miss_weight[v]) } else { (1.0, self.loss_weight[v]) };
+                let (sgn, lw) =
+                    if mask[v] { (-1.0, self.miss_weight[v]) } else { (1.0, self.loss_weight[v]) };
                 x += o.terms.loss * lw * sgn + o.terms.size + o.terms.hamming * sgn;
             }
             x

@@ -502,13 +502,17 @@ fn max_marginals_equal_brute_force() {
         let c = random_case(&mut rng, tree, space, multilabel, HierLoss::Node);
         let m = c.s.n_nodes();
         let sigma: Vec<f64> = (0..m)
-            .map(|_| if case % 3 == 0 { rng.int(-3, 3) } else { (rng.next() % 20_001) as f64 / 1000.0 - 10.0 })
+            .map(
+                |_| if case % 3 == 0 { rng.int(-3, 3) } else { (rng.next() % 20_001) as f64 / 1000.0 - 10.0 },
+            )
             .collect();
         let mm = c.s.max_marginals(&sigma).unwrap();
         let score = |y: &HierLabel| y.iter().map(|&v| sigma[v as usize]).sum::<f64>();
         for n in 0..m as u32 {
-            let with = c.labels.iter().filter(|y| y.contains(&n)).map(score).fold(f64::NEG_INFINITY, f64::max);
-            let without = c.labels.iter().filter(|y| !y.contains(&n)).map(score).fold(f64::NEG_INFINITY, f64::max);
+            let with =
+                c.labels.iter().filter(|y| y.contains(&n)).map(score).fold(f64::NEG_INFINITY, f64::max);
+            let without =
+                c.labels.iter().filter(|y| !y.contains(&n)).map(score).fold(f64::NEG_INFINITY, f64::max);
             let close = |a: f64, b: f64| a == b || (a - b).abs() < 1e-9;
             assert!(
                 close(mm.with[n as usize], with) && close(mm.without[n as usize], without),

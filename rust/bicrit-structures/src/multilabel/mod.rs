@@ -39,7 +39,7 @@ mod qpbo;
 pub(crate) mod relaxed;
 pub mod tree;
 
-pub use edges::{chain_edges, chow_liu_tree, full_edges, validate_edges};
+pub use edges::{chain_edges, check_size, chow_liu_tree, full_edges, validate_edges, LabelCounts};
 pub use relaxed::{RelaxedSolver, CONE_STRICT_SLACK, LEX_TOLERANCE, SNAP_TOLERANCE};
 pub use tree::Forest;
 
@@ -161,6 +161,7 @@ impl Multilabel {
         if n_features == 0 {
             return Err(Error::param("n_features must be at least 1"));
         }
+        check_size(n_labels, n_features, false, edges.len())?;
         let pairs: Vec<(i64, i64)> = edges.iter().map(|&(i, j)| (i as i64, j as i64)).collect();
         let checked = validate_edges(n_labels, &pairs)?;
         if inference == Inference::Exact && n_labels > MAX_EXACT_LABELS {

@@ -230,7 +230,9 @@ impl Structure for ScoreMultilabel {
         Ok(MlLabel::Integral(match self.inference {
             Inference::Exact => from_mask(argmax(&s), self.n_labels),
             Inference::Relaxed(_) => relaxed::predict(&s),
-            Inference::Tree => return Err(Error::input("internal: tree inference on score-level multi-label")),
+            Inference::Tree => {
+                return Err(Error::input("internal: tree inference on score-level multi-label"))
+            }
         }))
     }
 
