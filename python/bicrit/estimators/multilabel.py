@@ -11,7 +11,7 @@ import scipy.sparse as sp
 from bicrit import datasets
 from bicrit.errors import InvalidInputError, InvalidParameterError, ModelFormatError
 from bicrit.estimators import validation
-from bicrit.estimators.scaling import FeatureMoments, apply_scale, fit_scale
+from bicrit.estimators.scaling import FeatureMoments, apply_scale, check_saved_scale, fit_scale
 from bicrit.estimators.structured import StructuredSVM, _init_params
 
 __all__ = ["MultiLabelSVM"]
@@ -163,12 +163,7 @@ class MultiLabelSVM(StructuredSVM):
         self.scale_mean_ = arrays.get("scale_mean")
         self.label_names_ = config.get("label_names")
         d, k = int(self.structure_.n_features), int(self.structure_.n_labels)
-        for name in ("scale_std", "scale_mean"):
-            a = arrays.get(name)
-            if a is not None and (a.shape != (d,) or a.dtype.kind != "f"):
-                raise ModelFormatError(f"{name} is {a.dtype} {a.shape}, expected float ({d},)")
-        if self.scale_mean_ is not None and self.scale_std_ is None:
-            raise ModelFormatError("scale_mean without scale_std")
+        check_saved_scale(self.scale_mean_, self.scale_std_, d)
         names = self.label_names_
         if names is not None and (
             not isinstance(names, list)

@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from bicrit.errors import InvalidInputError
+from bicrit.errors import InvalidInputError, ModelFormatError
 
-__all__ = ["FeatureMoments", "apply_scale", "fit_scale"]
+__all__ = ["FeatureMoments", "apply_scale", "check_saved_scale", "fit_scale"]
 
 
 @dataclass(frozen=True)
@@ -77,3 +77,16 @@ def apply_scale(X: Any, mean: np.ndarray | None, scale: np.ndarray | None) -> An
     if sp.issparse(X):
         return sp.csr_array(X @ sp.diags_array(1.0 / scale))
     return (X - mean) / scale if mean is not None else X / scale
+
+
+def check_saved_scale(mean: Any, scale: Any, n_features: int | None) -> None:
+    """Checks the scaling arrays a model file holds against the width of ``X`` it was fitted
+    on (``n_features``; None: unknown, shapes only), as a one-line ``ModelFormatError``."""
+    for name, a in (("scale_mean", mean), ("scale_std", scale)):
+        if a is None:
+            continue
+        d = a.shape[0] if n_features is None and a.ndim == 1 else n_features
+        if a.shape != (d,) or a.dtype.kind != "f":
+            raise ModelFormatError(f"{name} is {a.dtype} {a.shape}, expected float ({d},)")
+    if mean is not None and scale is None:
+        raise ModelFormatError("scale_mean without scale_std")

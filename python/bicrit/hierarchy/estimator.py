@@ -63,7 +63,7 @@ from bicrit.errors import (
 )
 from bicrit.estimators import validation
 from bicrit.estimators.model_format import register_estimator
-from bicrit.estimators.scaling import FeatureMoments, apply_scale
+from bicrit.estimators.scaling import FeatureMoments, apply_scale, check_saved_scale
 from bicrit.estimators.structured import StructuredSVM, _init_params
 from bicrit.hierarchy.graph import Hierarchy
 from bicrit.hierarchy.labels import add_virtual_leaves, check_labels, terminals
@@ -676,6 +676,7 @@ class HierarchicalSVM(StructuredSVM):
         self.intercept_scaling_ = None if c is None else float(c)
         self.scale_std_ = arrays.get("scale_std")
         self.scale_mean_ = arrays.get("scale_mean")
+        check_saved_scale(self.scale_mean_, self.scale_std_, getattr(self, "n_features_in_", None))
         self.hierarchy_ = s.hierarchy
         self._label_space_ = s.labels
         self._layout_ = s.layout
