@@ -42,7 +42,8 @@ __all__ = [
 
 #: Written as ``manifest["format"]``.
 FORMAT_NAME = "bicrit-model"
-#: The version this bicrit writes; it reads every version up to this one.
+#: The version this bicrit writes; it reads every version up to this one. It changes only with a
+#: bicrit release whose CHANGELOG.md entry says so (docs/model-format.md, "Versions").
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
 
