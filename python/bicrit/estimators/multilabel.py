@@ -46,6 +46,9 @@ class MultiLabelSVM(StructuredSVM):
         statistics are learned in ``fit`` and saved with the model. Unscaled features make SGD
         and BCFW diverge (docs/architecture.md, Learners); turn it off only for features
         already scaled.
+
+    Notes
+    -----
     The other parameters are :class:`StructuredSVM`'s.
 
     Attributes: those of :class:`StructuredSVM`, ``scale_mean_``/``scale_std_`` (the scaling

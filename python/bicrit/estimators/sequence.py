@@ -72,6 +72,9 @@ class SequenceSVM(StructuredSVM):
         nothing from scratch on chains (its subgradient vanishes at large margins), so its
         fits warm up with margin rescaling for half of ``max_epochs`` (``warmup="auto"``, see
         :class:`StructuredSVM`), as :mod:`bicrit.reproduce.ner` does.
+
+    Notes
+    -----
     The other parameters are :class:`StructuredSVM`'s. Hashed binary features need no scaling.
     """
 

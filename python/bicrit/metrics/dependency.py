@@ -9,7 +9,7 @@ Scores are corpus-level (pooled over all scored tokens, as in the CoNLL-X ``eval
 thesis's dependency-parsing table) unless ``per_sentence=True``, which returns one score per
 sentence. Punctuation is scored unless the gold part-of-speech ``tags`` are given, in which case
 tokens whose gold tag lies in ``punct_tags`` are left out — the usual protocol for the Penn
-Treebank (tags ``'' `` , . :``) and for Universal Dependencies (UPOS ``PUNCT``).
+Treebank (the two quote tags and ``,`` ``.`` ``:``) and for Universal Dependencies (UPOS ``PUNCT``).
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from bicrit.metrics._common import check_same_count
 
 __all__ = ["PUNCT_TAGS", "dependency_report", "las", "uas"]
 
-#: Gold POS tags treated as punctuation: the Penn Treebank's ``'' `` , . :`` (the tags excluded
-#: by the standard PTB evaluation) and Universal Dependencies' UPOS ``PUNCT``.
+#: Gold POS tags treated as punctuation: the Penn Treebank's two quote tags and ``,`` ``.`` ``:``
+#: (the tags excluded by the standard PTB evaluation) and Universal Dependencies' UPOS ``PUNCT``.
 PUNCT_TAGS: frozenset[str] = frozenset({"''", "``", ",", ".", ":", "PUNCT"})
 
 

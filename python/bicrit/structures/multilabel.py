@@ -119,7 +119,7 @@ class Multilabel(NativeStructure):
         ``"lp"`` (the same LP by the clarabel interior-point solver; slower). Cone queries and
         some lexicographic ones always use the LP; ``predict_one`` always uses QPBO.
 
-    Terms: ``loss`` = Hamming distance, ``size`` = |y| (number of positive labels), ``hamming``
+    Terms: ``loss`` = Hamming distance, ``size`` = ``|y|`` (number of positive labels), ``hamming``
     = the indicator-set Hamming distance of the Micro-F1 surrogate (= the Hamming loss here).
 
     In relaxed mode ``predict_one`` rounds: labels fixed by QPBO are kept (weak persistency), the
