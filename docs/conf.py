@@ -1,4 +1,4 @@
-"""Sphinx configuration of bicrit's documentation site (``docs/build-site`` builds it with
+"""Sphinx configuration of bicrit's documentation site (``tools/build-site`` builds it with
 warnings as errors). Sources: the Markdown pages of docs/ and README sections (MyST), the API
 reference generated from the docstrings (docs/_apigen.py, autodoc + napoleon: the docstrings
 are NumPy-style reST), and the examples gallery (docs/gallery, sphinx-gallery: each script runs

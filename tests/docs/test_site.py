@@ -1,4 +1,4 @@
-"""The built documentation site (``docs/build-site``): every public name has a page, every gallery
+"""The built documentation site (``tools/build-site``): every public name has a page, every gallery
 script ran and left its figures, and three pages render in headless Chromium as a person would
 see them (title, images loaded, no error text); their screenshots are kept in
 ``docs/_build/screenshots``. Skipped, with the reason, when the site is not built or Chromium is
@@ -25,7 +25,7 @@ SHOTS = DOCS / "_build" / "screenshots"
 
 pytestmark = pytest.mark.skipif(
     not (SITE / "objects.inv").exists(),
-    reason="the documentation site is not built (run docs/build-site)",
+    reason="the documentation site is not built (run tools/build-site)",
 )
 
 

@@ -63,7 +63,8 @@ def prepare(key: str, index: int, source: Any, estimator: Any) -> dict[str, Any]
         structure, Xp, Yp = est._prepared(X, Y, continuing=False)
         Xn, Yn = structure.native_inputs(Xp, Yp)
         est._set_n_features(Xn)
-        n = int(validation.n_rows(Xp))
+        n = validation.n_rows(Xp)
+        assert n is not None  # prepared inputs have a length
         space = label_space(est, structure)
     except Exception as e:
         raise PartitionError(f"{describe(index, source)}: {e}") from e
@@ -138,7 +139,8 @@ def share(key: str, phase: int) -> tuple[np.ndarray, float] | None:
     part = _held(key).phases.get(phase)
     if part is None:
         raise PartitionLost(f"partition {key} has no phase {phase} on worker {_address()}")
-    return part.dual_share()
+    share: tuple[np.ndarray, float] | None = part.dual_share()
+    return share
 
 
 def drop(key: str) -> bool:

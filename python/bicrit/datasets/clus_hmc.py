@@ -132,7 +132,8 @@ def column_means(X: np.ndarray) -> np.ndarray:
     X = np.asarray(X, dtype=np.float64)
     counts = (~np.isnan(X)).sum(axis=0)
     sums = np.where(np.isnan(X), 0.0, X).sum(axis=0)
-    return np.divide(sums, counts, out=np.zeros(X.shape[1]), where=counts > 0)
+    means: np.ndarray = np.divide(sums, counts, out=np.zeros(X.shape[1]), where=counts > 0)
+    return means
 
 
 def impute_mean(X: np.ndarray, means: np.ndarray) -> np.ndarray:

@@ -110,7 +110,8 @@ class StructuredSVM(BaseEstimator):
     coef_ : ndarray
         The weights in the structure's layout (``(n_classes, n_features)`` for ``multiclass``,
         node rows for ``hierarchy``, else 1-D).
-    structure_ : the initialised structure.
+    structure_ : structure object
+        The initialised structure.
     history_ : polars.DataFrame
         One row per epoch: the trainer's statistics (``objective``, ``loss``, ``calls`` and calls
         by kind, ``calls_per_inference``, ``fractional``, ``time`` …, see
@@ -118,9 +119,12 @@ class StructuredSVM(BaseEstimator):
         over the whole fit), ``phase`` and ``surrogate``, the surrogate trained in that epoch
         (``"margin"`` in the ``warmup`` epochs). With ``C="auto"`` also the rows of the
         validation curve (``phase="tune"``).
-    n_epochs_, converged_, interrupted_, learner_ (``learner`` with "auto" resolved), search_,
-    fit_time_, n_features_in_ (matrix inputs), classes_ (multiclass), C_ (the C used).
+    n_epochs_, converged_, interrupted_, learner_, search_, fit_time_, n_features_in_, classes_, C_
+        ``learner_`` is ``learner`` with "auto" resolved, ``n_features_in_`` is set for matrix
+        inputs, ``classes_`` for multiclass, ``C_`` is the C used.
 
+    Notes
+    -----
     ``score`` is the structure's headline metric (:meth:`~bicrit.structures.Structure.headline`):
     accuracy (multiclass), subset accuracy (multilabel), entity F1 or token accuracy (chain),
     UAS (dependency), hierarchical F1 or exact match (hierarchy); for other structures 1 − the

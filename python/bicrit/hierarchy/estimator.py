@@ -286,7 +286,7 @@ class HierarchicalSVM(StructuredSVM):
         """The hierarchy the labels are written in: ``hierarchy``, else the dataset's."""
         if self.hierarchy is None:
             if source is not None and _is_hierarchy_dataset(source):
-                return source.hierarchy
+                return _as_hierarchy(source.hierarchy)
             raise InvalidParameterError(
                 "hierarchy is required: pass a Hierarchy, or fit on a hierarchy dataset"
             )
@@ -413,7 +413,7 @@ class HierarchicalSVM(StructuredSVM):
     def _path_warm_start(self) -> bool:
         """C="auto"'s path starts each C from the previous weights, except for Shared SVM,
         whose weights belong to the node weights α of their own alternation."""
-        return self.model != "ssvm"
+        return bool(self.model != "ssvm")
 
     def _hierarchy_structure(self, alpha: np.ndarray) -> Any:
         """The ``hierarchy`` structure of the fit with node weights ``alpha`` (feature scale

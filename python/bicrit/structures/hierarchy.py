@@ -452,7 +452,7 @@ class HierarchyStructure(NativeStructure):
 
     def coef(self, w: np.ndarray) -> np.ndarray:
         """Effective node rows ``U_n = s_n·W_n``: a label scores Σ_{n ∈ y} U_n·x."""
-        return self.scale()[:, None] * self.rows(w)
+        return np.asarray(self.scale()[:, None] * self.rows(w))
 
     def get_config(self) -> dict[str, Any]:
         from bicrit.hierarchy.graph import Hierarchy
