@@ -81,7 +81,7 @@ class HierarchyDataset:
     def __len__(self) -> int:
         return self.n_samples
 
-    def subset(self, indices: Sequence[int]) -> HierarchyDataset:
+    def subset(self, indices: Sequence[int] | np.ndarray) -> HierarchyDataset:
         """The instances ``indices`` (in that order) as a dataset."""
         idx = np.asarray(indices, dtype=np.int64)
         changes: dict[str, Any] = {
@@ -234,7 +234,7 @@ def read_clus_hmc(
         written.append(np.unique(np.asarray(ids, dtype=np.int64)))
     Y = hierarchy.closures(written)
     feat_cols = [i for i, a in enumerate(attrs) if i != hcol and a.kind in ("numeric", "nominal")]
-    X = data.X
+    X: Any = data.X
     if sp.issparse(X):
         X = X.toarray()
     X = np.ascontiguousarray(X[:, feat_cols])

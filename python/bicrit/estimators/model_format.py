@@ -344,7 +344,7 @@ def _read_array(
             f"its shape needs {nbytes}"
         )
     try:
-        a = np.load(io.BytesIO(blob), allow_pickle=False)
+        a: np.ndarray = np.load(io.BytesIO(blob), allow_pickle=False)
     except Exception as exc:
         raise ModelFormatError(f"{path}: array {key!r} is unreadable ({_why(exc)})") from None
     return a

@@ -51,7 +51,7 @@ def _init_params(est: Any, params: Mapping[str, Any]) -> None:
             setattr(est, name, value)
 
 
-class StructuredSVM(BaseEstimator):
+class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no type hints
     """A structured SVM with any bi-criteria surrogate (see the module docstring).
 
     Parameters
@@ -130,6 +130,10 @@ class StructuredSVM(BaseEstimator):
     UAS (dependency), hierarchical F1 or exact match (hierarchy); for other structures 1 − the
     mean task loss. ``report`` gives all the task's metrics.
     """
+
+    # fitted state (set by fit, absent before)
+    fit_time_: float
+    _history_rows: list[dict[str, Any]]
 
     def __init__(
         self,
@@ -322,7 +326,8 @@ class StructuredSVM(BaseEstimator):
                 from bicrit.estimators.tuning import tune_C
 
                 self._check_params()
-                return tune_C(self, X, Y, callback=callback, continuing=continuing)
+                tuned: StructuredSVM = tune_C(self, X, Y, callback=callback, continuing=continuing)
+                return tuned
             return self._fit(X, Y, callback, continuing)
         except BaseException:
             if not continuing:  # a failed fresh fit leaves no half-fitted state behind
@@ -537,12 +542,12 @@ class StructuredSVM(BaseEstimator):
             s = spec
         return hasattr(s, "decision_function")
 
-    @available_if(_has_decision_function)
+    @available_if(_has_decision_function)  # type: ignore[untyped-decorator]  # scikit-learn's
     def decision_function(self, X: Any) -> np.ndarray:
         """Scores per class (structures that define them: multiclass, hierarchy)."""
         w = self._weights()
         X, _ = self._split(X, None)
-        return self.structure_.decision_function(w, self._prepare_inputs(X))
+        return np.asarray(self.structure_.decision_function(w, self._prepare_inputs(X)))
 
     def score(self, X: Any, Y: Any = None, *, y: Any = None) -> float:
         """The headline metric of the task on ``(X, Y)`` (see the class docstring); ``y`` is
@@ -556,7 +561,7 @@ class StructuredSVM(BaseEstimator):
         :meth:`~bicrit.structures.Structure.report`)."""
         X, Y = self._split(X, Y)
         P = self.predict(X)
-        return self.structure_.report(self._score_labels(X, Y, P), P)
+        return dict(self.structure_.report(self._score_labels(X, Y, P), P))
 
     def prediction_records(self, X: Any) -> list[dict[str, Any]]:
         """One JSON-able record per prediction (``bicrit predict``'s output lines)."""

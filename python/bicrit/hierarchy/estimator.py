@@ -192,6 +192,9 @@ class HierarchicalSVM(StructuredSVM):
     """
 
     dataset_type = HierarchyDataset
+    # fitted attributes (set by fit, absent before)
+    scale_mean_: np.ndarray | None
+    scale_std_: np.ndarray | None
 
     def __init__(
         self,

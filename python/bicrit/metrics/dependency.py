@@ -145,9 +145,9 @@ def _score(t: _Trees, ok: np.ndarray, per_sentence: bool) -> float | np.ndarray:
     if per_sentence:
         n = len(t.lengths)
         hits = np.bincount(t.sentence_of, weights=ok & t.scored, minlength=n)
-        total = np.bincount(t.sentence_of, weights=t.scored, minlength=n)
+        counts = np.bincount(t.sentence_of, weights=t.scored, minlength=n)
         out = np.full(n, np.nan)
-        np.divide(hits, total, out=out, where=total > 0)
+        np.divide(hits, counts, out=out, where=counts > 0)
         return out
     total = int(t.scored.sum())
     if total == 0:
@@ -156,8 +156,8 @@ def _score(t: _Trees, ok: np.ndarray, per_sentence: bool) -> float | np.ndarray:
 
 
 def uas(
-    heads: Sequence[Sequence[int]],
-    heads_pred: Sequence[Sequence[int]],
+    heads: Sequence[Sequence[int] | np.ndarray],
+    heads_pred: Sequence[Sequence[int] | np.ndarray],
     *,
     tags: Sequence[Sequence[str]] | None = None,
     punct_tags: Collection[str] = PUNCT_TAGS,
@@ -192,8 +192,8 @@ def uas(
 
 
 def las(
-    heads: Sequence[Sequence[int]],
-    heads_pred: Sequence[Sequence[int]],
+    heads: Sequence[Sequence[int] | np.ndarray],
+    heads_pred: Sequence[Sequence[int] | np.ndarray],
     labels: Sequence[Sequence[str]],
     labels_pred: Sequence[Sequence[str]],
     *,
@@ -230,8 +230,8 @@ def las(
 
 
 def dependency_report(
-    heads: Sequence[Sequence[int]],
-    heads_pred: Sequence[Sequence[int]],
+    heads: Sequence[Sequence[int] | np.ndarray],
+    heads_pred: Sequence[Sequence[int] | np.ndarray],
     labels: Sequence[Sequence[str]] | None = None,
     labels_pred: Sequence[Sequence[str]] | None = None,
     *,

@@ -164,6 +164,8 @@ class Search(_native.SearchSpec):
     """A built-in search with its options (what the registry's factories return; the object
     itself is what the native learners run). ``name`` is its registry name."""
 
+    options: dict[str, Any]
+
     def __new__(cls, name: str, **options: Any) -> Search:
         self = super().__new__(cls, name, options)
         self.options = dict(options)
@@ -226,7 +228,8 @@ def search(
     from bicrit import registry
 
     built = registry.create("search", name, **options)
-    return built.run(oracle, _as_surrogate(surrogate), warm=warm, xi=xi)
+    result: SearchResult = built.run(oracle, _as_surrogate(surrogate), warm=warm, xi=xi)
+    return result
 
 
 def register_builtins(registry: Registrar) -> None:

@@ -68,7 +68,8 @@ def as_sequences(X: Any, *, name: str = "X", n_features: int | None = None) -> S
     :class:`InvalidInputError` naming ``name``.
     """
     if _is_native_form(X):
-        return X
+        native: SequencesTuple = X
+        return native
     if isinstance(X, tuple) and len(X) == 2 and _looks_like_offsets(X[1]):
         M, offsets = X
         if not sp.issparse(M) and np.ndim(M) != 2:
@@ -146,7 +147,9 @@ def split_labels(Y: Any, offsets: np.ndarray, *, name: str = "Y") -> list[np.nda
     return labels
 
 
-def _check_dataset(offsets: np.ndarray, csr: CsrTuple, labels: list[np.ndarray], n_states: int):
+def _check_dataset(
+    offsets: np.ndarray, csr: CsrTuple, labels: list[np.ndarray], n_states: int
+) -> None:
     """Offsets delimit non-empty sequences covering the rows; each label fits its sequence."""
     n_rows = csr[0].shape[0] - 1
     if offsets.ndim != 1 or offsets.size == 0 or offsets[0] != 0:
@@ -368,7 +371,7 @@ class Chain(NativeStructure):
             return metrics.sequence_report(_strings(Y), P)
         return {"token_accuracy": _token_accuracy(Y, P)}
 
-    def take(self, X: Any, indices: Sequence[int]) -> Any:
+    def take(self, X: Any, indices: Sequence[int] | np.ndarray) -> Any:
         """Sequences ``indices`` of ``(M, offsets)`` inputs (token rows kept in order) or of a
         list of per-sequence matrices."""
         if isinstance(X, tuple) and len(X) == 2 and _looks_like_offsets(X[1]):

@@ -183,7 +183,7 @@ class Multilabel(NativeStructure):
                     raise InvalidInputError(
                         "edges='tree' is learnt from the training labels: call initialize(X, Y)"
                     )
-                edge_list = [tuple(e) for e in _native.multilabel_chow_liu(Y)]
+                edge_list = [(int(a), int(b)) for a, b in _native.multilabel_chow_liu(Y)]
             native_edges: Any = spec if spec != "tree" else edge_list
         else:
             try:
