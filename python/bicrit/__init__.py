@@ -10,15 +10,18 @@ the estimators (``bicrit.StructuredSVM``, ``MultiLabelSVM``, ``SequenceSVM``, ``
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 from typing import Any
 
-from bicrit import _native, errors, registry
+from bicrit import errors, registry
 from bicrit.errors import BicritError
 from bicrit.searches import Cone, PointSetOracle, SearchResult, search
 from bicrit.structures import structure
 from bicrit.surrogates import Surrogate, surrogate
 
-__version__: str = _native.__version__
+#: The package version. Its one source is the Cargo workspace's ``version`` (Cargo.toml): maturin
+#: writes it into the package metadata read here, and compiles it into ``_native.__version__``.
+__version__: str = importlib.metadata.version("bicrit")
 
 _LAZY = ("datasets", "estimators", "hierarchy", "metrics", "scores")
 _ESTIMATORS = ("StructuredSVM", "MultiLabelSVM", "SequenceSVM", "DependencySVM", "load")

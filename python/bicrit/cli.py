@@ -279,7 +279,7 @@ def _estimator_for(data: Any, params: dict[str, Any]) -> Any:
     for cls in ESTIMATOR_CLASSES.values():
         dtype = getattr(cls, "dataset_type", None)
         if dtype is not None and isinstance(data, dtype):
-            accepted = set(inspect.signature(cls.__init__).parameters)
+            accepted = set(inspect.signature(cls).parameters)
             return cls.for_dataset(data, **{k: v for k, v in params.items() if k in accepted})
     raise CliError(f"bicrit train has no estimator for {type(data).__name__}")
 
@@ -614,7 +614,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _one_line(text: str) -> str:
+def _one_line(text: object) -> str:
     return " ".join(str(text).split())
 
 

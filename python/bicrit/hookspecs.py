@@ -20,9 +20,21 @@ import pluggy
 if TYPE_CHECKING:
     from bicrit.registry import Registrar
 
+__all__ = [
+    "PROJECT",
+    "bicrit_register_searches",
+    "bicrit_register_structures",
+    "bicrit_register_surrogates",
+    "hookimpl",
+    "hookspec",
+]
+
+#: The pluggy project name, which is also the entry-point group.
 PROJECT = "bicrit"
 
+#: Marks the hook specifications below.
 hookspec = pluggy.HookspecMarker(PROJECT)
+#: Marks a plugin's hook implementations: ``@hookimpl def bicrit_register_structures(...)``.
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
 

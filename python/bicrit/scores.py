@@ -43,7 +43,7 @@ is the indicator of the score entries label y uses, m the margin, and the ŷ_j t
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -276,7 +276,7 @@ _LABEL_KEYS = {
 
 
 def _result(
-    kind: str, arrays: dict[str, np.ndarray], opts: dict[str, Any], out: dict
+    kind: str, arrays: dict[str, np.ndarray], opts: dict[str, Any], out: dict[str, Any]
 ) -> LossResult:
     labels = {k: out[k] for k in _LABEL_KEYS[kind] if k in out}
     answer = Answer(labels, out["weights"], out["points"], np.asarray(out["is_gold"], dtype=bool))
@@ -287,7 +287,14 @@ def _result(
     )
 
 
-def _chain_grad(arrays, opts, labels, gold, c, coef):
+def _chain_grad(
+    arrays: dict[str, np.ndarray],
+    opts: dict[str, Any],
+    labels: dict[str, Any],
+    gold: Any,
+    c: np.ndarray,
+    coef: np.ndarray,
+) -> dict[str, np.ndarray]:
     u = arrays["unary"]
     b, t, s = u.shape
     lengths = opts.get("lengths", np.full(b, t, dtype=np.int64))
@@ -322,7 +329,14 @@ def _chain_grad(arrays, opts, labels, gold, c, coef):
     return grad
 
 
-def _tree_grad(arrays, opts, labels, gold, c, coef):
+def _tree_grad(
+    arrays: dict[str, np.ndarray],
+    opts: dict[str, Any],
+    labels: dict[str, Any],
+    gold: Any,
+    c: np.ndarray,
+    coef: np.ndarray,
+) -> dict[str, np.ndarray]:
     a = arrays["arcs"]
     b, n1, _ = a.shape
     lengths = opts.get("lengths", np.full(b, n1 - 1, dtype=np.int64))
@@ -344,7 +358,14 @@ def _tree_grad(arrays, opts, labels, gold, c, coef):
     return grad
 
 
-def _multilabel_grad(arrays, opts, labels, gold, c, coef):
+def _multilabel_grad(
+    arrays: dict[str, np.ndarray],
+    opts: dict[str, Any],
+    labels: dict[str, Any],
+    gold: Any,
+    c: np.ndarray,
+    coef: np.ndarray,
+) -> dict[str, np.ndarray]:
     nodes = np.einsum("ba,bal->bl", c, labels["nodes"]) - coef[:, None] * gold["nodes"][:, 0]
     grad = {"unary": nodes}
     if "pairwise" in arrays:
@@ -358,7 +379,14 @@ def _multilabel_grad(arrays, opts, labels, gold, c, coef):
     return grad
 
 
-def _multiclass_grad(arrays, opts, labels, gold, c, coef):
+def _multiclass_grad(
+    arrays: dict[str, np.ndarray],
+    opts: dict[str, Any],
+    labels: dict[str, Any],
+    gold: Any,
+    c: np.ndarray,
+    coef: np.ndarray,
+) -> dict[str, np.ndarray]:
     s = arrays["scores"]
     g = np.zeros_like(s)
     rows = np.arange(s.shape[0])
@@ -367,12 +395,19 @@ def _multiclass_grad(arrays, opts, labels, gold, c, coef):
     return {"scores": g}
 
 
-def _hierarchy_grad(arrays, opts, labels, gold, c, coef):
+def _hierarchy_grad(
+    arrays: dict[str, np.ndarray],
+    opts: dict[str, Any],
+    labels: dict[str, Any],
+    gold: Any,
+    c: np.ndarray,
+    coef: np.ndarray,
+) -> dict[str, np.ndarray]:
     g = np.einsum("ba,bam->bm", c, labels["nodes"]) - coef[:, None] * gold["nodes"][:, 0]
     return {"scores": g}
 
 
-_GRADS = {
+_GRADS: dict[str, Callable[..., dict[str, np.ndarray]]] = {
     "chain": _chain_grad,
     "tree": _tree_grad,
     "multilabel": _multilabel_grad,

@@ -115,7 +115,7 @@ def predict(model: Any, parts: Sequence[Any]) -> Any:
     """The predictions of the fitted ``model`` on each partition (sources as :func:`fit`
     takes), as a :class:`dask.bag.Bag` of one prediction per instance, partition by
     partition."""
-    import dask
     import dask.bag as db
+    from dask.delayed import delayed
 
-    return db.from_delayed([dask.delayed(_predict_part)(model, p) for p in parts])
+    return db.from_delayed([delayed(_predict_part)(model, p) for p in parts])

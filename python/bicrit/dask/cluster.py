@@ -44,7 +44,9 @@ class Shard:
 def combine(a: dict[str, Any], b: dict[str, Any], kind: str) -> dict[str, Any]:
     """The sum of two round results (or partial sums) of learner ``kind``: cuts, weight
     changes, counts and dual shares add; times and sizes are kept per partition."""
-    out = {"time": {**a["time"], **b["time"]}, "bytes": {**a["bytes"], **b["bytes"]}}
+    out: dict[str, Any] = {
+        "time": {**a["time"], **b["time"]}, "bytes": {**a["bytes"], **b["bytes"]}
+    }
     out["n"] = a["n"] + b["n"]
     if kind == "cutting-plane":
         (ia, va, ca, ka), (ib, vb, cb, kb) = a["out"], b["out"]
@@ -106,7 +108,7 @@ class Shards:
     def prepare(self, shards: Sequence[Shard] | None = None) -> list[dict[str, Any]]:
         """Reads and prepares the partitions on the workers (spread round-robin, or where a
         future's data is); returns their summaries."""
-        import dask
+        from dask.base import is_dask_collection
 
         first = shards is None
         shards = list(self.all if shards is None else shards)
@@ -116,7 +118,7 @@ class Shards:
         futures = []
         for j, s in enumerate(shards):
             where = [workers[(s.index if first else j) % len(workers)]]
-            if dask.is_dask_collection(s.source):
+            if is_dask_collection(s.source):
                 # computed where it will live; the scheduler keeps its graph to recompute it
                 s.source = self.client.compute(s.source, workers=where, allow_other_workers=True)
             futures.append(
@@ -136,7 +138,7 @@ class Shards:
         summaries = self.client.gather(futures)
         for s, summary in zip(shards, summaries, strict=True):
             s.address, s.n = summary["address"], int(summary["n"])
-        return summaries
+        return list(summaries)
 
     def share_statistics(self, summaries: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Merges the statistics each partition learnt its shape from (label counts of a
@@ -169,7 +171,7 @@ class Shards:
 
     def each(self, fn: Callable[..., Any], *args: Any) -> list[Any]:
         """``fn`` on every non-empty partition; results in order (no rebuild)."""
-        return self.client.gather([self.submit(s, fn, *args) for s in self.live])
+        return list(self.client.gather([self.submit(s, fn, *args) for s in self.live]))
 
     def round(
         self,
@@ -245,7 +247,7 @@ class Shards:
             if len(level) % 2:
                 nxt.append(level[-1])
             level = nxt
-        return self.client.gather(level[0])
+        return dict(self.client.gather(level[0]))
 
     def _rebuild(self, lost: Sequence[Shard]) -> None:
         try:
@@ -267,6 +269,6 @@ class Shards:
 def _is_loss(exc: BaseException | None) -> bool:
     """Whether a task failed because its partition or its worker is gone."""
     from distributed import KilledWorker
-    from distributed.comm import CommClosedError
+    from distributed.comm.core import CommClosedError
 
     return isinstance(exc, worker.PartitionLost | KilledWorker | CommClosedError | OSError)

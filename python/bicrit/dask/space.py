@@ -67,4 +67,4 @@ def agree(summaries: list[dict[str, Any]], names: list[str]) -> dict[str, Any]:
                 f"{first_name} and {name} have different label spaces (at {where}){hint}: "
                 "every partition must have the same tags, classes, label count and hierarchy"
             )
-    return first
+    return dict(first)

@@ -67,7 +67,8 @@ def prepare(
         structure, Xp, Yp = est._prepared(X, Y, continuing=False, shared=shared)
         Xn, Yn = structure.native_inputs(Xp, Yp)
         est._set_n_features(Xn)
-        n = int(validation.n_rows(Xp))
+        n = validation.n_rows(Xp)
+        assert n is not None  # prepared inputs have a length
         space = label_space(est, structure)
         statistics = est._fit_statistics(structure)
     except Exception as e:
@@ -144,7 +145,8 @@ def share(key: str, phase: int) -> tuple[np.ndarray, float] | None:
     part = _held(key).phases.get(phase)
     if part is None:
         raise PartitionLost(f"partition {key} has no phase {phase} on worker {_address()}")
-    return part.dual_share()
+    share: tuple[np.ndarray, float] | None = part.dual_share()
+    return share
 
 
 def drop(key: str) -> bool:

@@ -85,7 +85,7 @@ class ArffData:
     @property
     def sparse(self) -> bool:
         """True when the rows were written sparse."""
-        return sp.issparse(self.X)
+        return bool(sp.issparse(self.X))
 
     def column(self, name: str) -> int:
         """Index of the (first) attribute called ``name``.

@@ -426,6 +426,7 @@ def load(
             if canonical == "train"
             else s.reader([folder / f for f in s.files["train"]], **{**s.options, **options})
         )
+        assert isinstance(train, HierarchyDataset)
         data = data.impute(column_means(train.X))
     return data
 

@@ -81,7 +81,7 @@ class HierarchyDataset:
     def __len__(self) -> int:
         return self.n_samples
 
-    def subset(self, indices: Sequence[int]) -> HierarchyDataset:
+    def subset(self, indices: Sequence[int] | np.ndarray) -> HierarchyDataset:
         """The instances ``indices`` (in that order) as a dataset."""
         idx = np.asarray(indices, dtype=np.int64)
         changes: dict[str, Any] = {
@@ -132,7 +132,8 @@ def column_means(X: np.ndarray) -> np.ndarray:
     X = np.asarray(X, dtype=np.float64)
     counts = (~np.isnan(X)).sum(axis=0)
     sums = np.where(np.isnan(X), 0.0, X).sum(axis=0)
-    return np.divide(sums, counts, out=np.zeros(X.shape[1]), where=counts > 0)
+    means: np.ndarray = np.divide(sums, counts, out=np.zeros(X.shape[1]), where=counts > 0)
+    return means
 
 
 def impute_mean(X: np.ndarray, means: np.ndarray) -> np.ndarray:
@@ -233,7 +234,7 @@ def read_clus_hmc(
         written.append(np.unique(np.asarray(ids, dtype=np.int64)))
     Y = hierarchy.closures(written)
     feat_cols = [i for i, a in enumerate(attrs) if i != hcol and a.kind in ("numeric", "nominal")]
-    X = data.X
+    X: Any = data.X
     if sp.issparse(X):
         X = X.toarray()
     X = np.ascontiguousarray(X[:, feat_cols])

@@ -9,6 +9,7 @@ read transparently. Checked, with errors naming the file and line: exactly 10 co
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -25,7 +26,7 @@ N_COLUMNS = 10
 
 def read_conllu(paths: PathLike | Iterable[PathLike]) -> TreebankDataset:
     """Read one or more CoNLL-U files (``.gz`` too) into a :class:`TreebankDataset`."""
-    path_list = [Path(paths)] if isinstance(paths, str | Path) else [Path(p) for p in paths]
+    path_list = [Path(paths)] if isinstance(paths, str | os.PathLike) else [Path(p) for p in paths]
     words: list[list[str]] = []
     lemmas: list[list[str]] = []
     upos: list[list[str]] = []

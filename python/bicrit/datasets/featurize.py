@@ -80,6 +80,8 @@ class SequenceFeaturizer:
         Names of extra per-token columns (e.g. ``("pos",)``) given to :meth:`transform`; each
         contributes its value at offsets -1, 0 and +1.
 
+    Notes
+    -----
     Features of the token ``w`` at position ``i`` (strings before hashing; see
     :meth:`token_features`): ``bias``, ``w=<w>``, ``lw=<lower>``, ``p<k>=``/``s<k>=`` affixes,
     ``shape=``, ``sshape=`` (collapsed), the flags ``title``, ``upper``, ``lower``,

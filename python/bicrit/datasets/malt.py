@@ -9,6 +9,7 @@ integer heads within 0..n, no cycle (several root words are allowed, unlike CoNL
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -23,7 +24,7 @@ __all__ = ["read_malt_tab"]
 
 def read_malt_tab(paths: PathLike | Iterable[PathLike]) -> TreebankDataset:
     """Read one or more Malt-TAB files, in the given order, into a :class:`TreebankDataset`."""
-    path_list = [Path(paths)] if isinstance(paths, str | Path) else [Path(p) for p in paths]
+    path_list = [Path(paths)] if isinstance(paths, str | os.PathLike) else [Path(p) for p in paths]
     words: list[list[str]] = []
     tags: list[list[str]] = []
     heads: list[np.ndarray] = []

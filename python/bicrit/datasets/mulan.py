@@ -62,7 +62,7 @@ class MultiLabelDataset:
     def __len__(self) -> int:
         return self.n_samples
 
-    def subset(self, indices: Sequence[int]) -> MultiLabelDataset:
+    def subset(self, indices: Sequence[int] | np.ndarray) -> MultiLabelDataset:
         """The instances ``indices`` (in that order) as a dataset."""
         idx = np.asarray(indices, dtype=np.int64)
         return replace(self, X=self.X[idx], Y=self.Y[idx])
@@ -175,7 +175,7 @@ def read_mulan(
         else:
             dropped.append(a.name)
 
-    X = data.X
+    X: Any = data.X
     if sp.issparse(X):
         Yf = X[:, label_cols].toarray()
         Xf = _csr32(X[:, feat_cols])
@@ -215,7 +215,7 @@ def _csr32(X: sp.sparray) -> sp.csr_array:
     )
 
 
-def _first_nan(X: np.ndarray | sp.csr_array) -> tuple[int, int]:
+def _first_nan(X: Any) -> tuple[int, int]:
     if sp.issparse(X):
         k = int(np.flatnonzero(np.isnan(X.data))[0])
         row = int(np.searchsorted(X.indptr, k, side="right") - 1)

@@ -90,7 +90,9 @@ class SyntheticHierarchyDataset(HierarchyDataset):
         """The instances of split ``name`` (``train``, ``valid``, ``test``), as a dataset."""
         if name not in self.splits:
             raise InvalidParameterError(f"split must be one of {sorted(self.splits)}, got {name!r}")
-        return self.subset(self.splits[name])
+        part = self.subset(self.splits[name])
+        assert isinstance(part, SyntheticHierarchyDataset)  # subset keeps the class
+        return part
 
     def __repr__(self) -> str:
         kind = self.params.get("kind", "synthetic")

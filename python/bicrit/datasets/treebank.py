@@ -38,7 +38,7 @@ class TreebankDataset:
     def __len__(self) -> int:
         return len(self.words)
 
-    def subset(self, indices: Sequence[int]) -> TreebankDataset:
+    def subset(self, indices: Sequence[int] | np.ndarray) -> TreebankDataset:
         """The sentences ``indices`` (in that order) as a dataset."""
         idx = [int(i) for i in indices]
 

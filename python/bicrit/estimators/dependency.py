@@ -73,6 +73,9 @@ class DependencySVM(StructuredSVM):
         Arcs carry relations (learned from the training trees: ``relations_``).
     label_weight : float, default 1.0
         Task loss of a right head with a wrong relation.
+
+    Notes
+    -----
     The other parameters are :class:`StructuredSVM`'s.
     """
 

@@ -42,12 +42,13 @@ __all__ = [
 
 #: Written as ``manifest["format"]``.
 FORMAT_NAME = "bicrit-model"
-#: The version this bicrit writes; it reads every version up to this one.
+#: The version this bicrit writes; it reads every version up to this one. It changes only with a
+#: bicrit release whose CHANGELOG.md entry says so (docs/model-format.md, "Versions").
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
 
 #: Estimator classes by their stable name (``manifest["estimator"]``).
-ESTIMATOR_CLASSES: dict[str, type] = {}
+ESTIMATOR_CLASSES: dict[str, type[Any]] = {}
 
 
 def register_estimator(name: str, cls: type) -> type:
@@ -255,7 +256,7 @@ def _check_manifest(raw: bytes, path: Path) -> dict[str, Any]:
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT_NAME:
         raise ModelFormatError(f"{path} is not a bicrit model file (format is not {FORMAT_NAME!r})")
     version = manifest.get("format_version")
-    if not _is_int(version) or version < 1:
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise ModelFormatError(f"{path}: invalid format_version {version!r}")
     if version > FORMAT_VERSION:
         raise ModelFormatError(
@@ -307,7 +308,11 @@ def _check_entry(key: str, entry: Any, path: Path) -> None:
 
 
 def _read_array(
-    zf: zipfile.ZipFile, infos: dict[str, zipfile.ZipInfo], key: str, entry: dict, path: Path
+    zf: zipfile.ZipFile,
+    infos: dict[str, zipfile.ZipInfo],
+    key: str,
+    entry: dict[str, Any],
+    path: Path,
 ) -> np.ndarray:
     """One array, checked against its manifest entry before it is allocated: the member may
     hold no more than the declared shape needs, the sha256 matches, and the ``.npy`` header
@@ -339,7 +344,7 @@ def _read_array(
             f"its shape needs {nbytes}"
         )
     try:
-        a = np.load(io.BytesIO(blob), allow_pickle=False)
+        a: np.ndarray = np.load(io.BytesIO(blob), allow_pickle=False)
     except Exception as exc:
         raise ModelFormatError(f"{path}: array {key!r} is unreadable ({_why(exc)})") from None
     return a

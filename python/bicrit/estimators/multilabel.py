@@ -46,6 +46,9 @@ class MultiLabelSVM(StructuredSVM):
         statistics are learned in ``fit`` and saved with the model. Unscaled features make SGD
         and BCFW diverge (docs/architecture.md, Learners); turn it off only for features
         already scaled.
+
+    Notes
+    -----
     The other parameters are :class:`StructuredSVM`'s.
 
     Attributes: those of :class:`StructuredSVM`, ``scale_mean_``/``scale_std_`` (the scaling
@@ -55,6 +58,10 @@ class MultiLabelSVM(StructuredSVM):
     """
 
     dataset_type = datasets.MultiLabelDataset
+    # fitted attributes (set by fit, absent before)
+    label_names_: list[str] | None
+    scale_mean_: np.ndarray | None
+    scale_std_: np.ndarray | None
 
     def __init__(
         self,
@@ -151,9 +158,10 @@ class MultiLabelSVM(StructuredSVM):
         }
 
     def _extra_arrays(self) -> dict[str, np.ndarray]:
-        arrays = {}
-        if getattr(self, "scale_std_", None) is not None:
-            arrays["scale_std"] = self.scale_std_
+        arrays: dict[str, np.ndarray] = {}
+        std = getattr(self, "scale_std_", None)
+        if std is not None:
+            arrays["scale_std"] = std
             if self.scale_mean_ is not None:
                 arrays["scale_mean"] = self.scale_mean_
         return arrays

@@ -72,10 +72,16 @@ class SequenceSVM(StructuredSVM):
         nothing from scratch on chains (its subgradient vanishes at large margins), so its
         fits warm up with margin rescaling for half of ``max_epochs`` (``warmup="auto"``, see
         :class:`StructuredSVM`), as :mod:`bicrit.reproduce.ner` does.
+
+    Notes
+    -----
     The other parameters are :class:`StructuredSVM`'s. Hashed binary features need no scaling.
     """
 
     dataset_type = datasets.SequenceDataset
+    # fitted attributes (set by fit, absent before)
+    tags_: list[Any] | None
+    _fit_tags: list[Any] | None
 
     def __init__(
         self,
@@ -261,7 +267,7 @@ class SequenceSVM(StructuredSVM):
         self.featurizer_._check_params()
         tags, k = self.tags_, int(self.structure_.n_states)
         strings = isinstance(tags, list) and all(isinstance(t, str) for t in tags)
-        if not strings or len(tags) != k:
+        if not strings or not isinstance(tags, list) or len(tags) != k:
             raise ModelFormatError(f"tags must be {k} strings, got {tags!r:.80}")
         if self.featurizer_.n_features != self.structure_.n_features:
             raise ModelFormatError(

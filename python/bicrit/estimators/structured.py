@@ -51,7 +51,7 @@ def _init_params(est: Any, params: Mapping[str, Any]) -> None:
             setattr(est, name, value)
 
 
-class StructuredSVM(BaseEstimator):
+class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no type hints
     """A structured SVM with any bi-criteria surrogate (see the module docstring).
 
     Parameters
@@ -110,7 +110,8 @@ class StructuredSVM(BaseEstimator):
     coef_ : ndarray
         The weights in the structure's layout (``(n_classes, n_features)`` for ``multiclass``,
         node rows for ``hierarchy``, else 1-D).
-    structure_ : the initialised structure.
+    structure_ : structure object
+        The initialised structure.
     history_ : polars.DataFrame
         One row per epoch: the trainer's statistics (``objective``, ``loss``, ``calls`` and calls
         by kind, ``calls_per_inference``, ``fractional``, ``time`` …, see
@@ -118,14 +119,21 @@ class StructuredSVM(BaseEstimator):
         over the whole fit), ``phase`` and ``surrogate``, the surrogate trained in that epoch
         (``"margin"`` in the ``warmup`` epochs). With ``C="auto"`` also the rows of the
         validation curve (``phase="tune"``).
-    n_epochs_, converged_, interrupted_, learner_ (``learner`` with "auto" resolved), search_,
-    fit_time_, n_features_in_ (matrix inputs), classes_ (multiclass), C_ (the C used).
+    n_epochs_, converged_, interrupted_, learner_, search_, fit_time_, n_features_in_, classes_, C_
+        ``learner_`` is ``learner`` with "auto" resolved, ``n_features_in_`` is set for matrix
+        inputs, ``classes_`` for multiclass, ``C_`` is the C used.
 
+    Notes
+    -----
     ``score`` is the structure's headline metric (:meth:`~bicrit.structures.Structure.headline`):
     accuracy (multiclass), subset accuracy (multilabel), entity F1 or token accuracy (chain),
     UAS (dependency), hierarchical F1 or exact match (hierarchy); for other structures 1 − the
     mean task loss. ``report`` gives all the task's metrics.
     """
+
+    # fitted state (set by fit, absent before)
+    fit_time_: float
+    _history_rows: list[dict[str, Any]]
 
     def __init__(
         self,
@@ -322,7 +330,8 @@ class StructuredSVM(BaseEstimator):
                 from bicrit.estimators.tuning import tune_C
 
                 self._check_params()
-                return tune_C(self, X, Y, callback=callback, continuing=continuing)
+                tuned: StructuredSVM = tune_C(self, X, Y, callback=callback, continuing=continuing)
+                return tuned
             return self._fit(X, Y, callback, continuing)
         except BaseException:
             if not continuing:  # a failed fresh fit leaves no half-fitted state behind
@@ -554,12 +563,12 @@ class StructuredSVM(BaseEstimator):
             s = spec
         return hasattr(s, "decision_function")
 
-    @available_if(_has_decision_function)
+    @available_if(_has_decision_function)  # type: ignore[untyped-decorator]  # scikit-learn's
     def decision_function(self, X: Any) -> np.ndarray:
         """Scores per class (structures that define them: multiclass, hierarchy)."""
         w = self._weights()
         X, _ = self._split(X, None)
-        return self.structure_.decision_function(w, self._prepare_inputs(X))
+        return np.asarray(self.structure_.decision_function(w, self._prepare_inputs(X)))
 
     def score(self, X: Any, Y: Any = None, *, y: Any = None) -> float:
         """The headline metric of the task on ``(X, Y)`` (see the class docstring); ``y`` is
@@ -573,7 +582,7 @@ class StructuredSVM(BaseEstimator):
         :meth:`~bicrit.structures.Structure.report`)."""
         X, Y = self._split(X, Y)
         P = self.predict(X)
-        return self.structure_.report(self._score_labels(X, Y, P), P)
+        return dict(self.structure_.report(self._score_labels(X, Y, P), P))
 
     def prediction_records(self, X: Any) -> list[dict[str, Any]]:
         """One JSON-able record per prediction (``bicrit predict``'s output lines)."""

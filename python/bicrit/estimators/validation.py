@@ -28,7 +28,7 @@ __all__ = [
 
 def is_count(v: Any) -> bool:
     """An int ≥ 0 (not a bool)."""
-    return not isinstance(v, bool) and isinstance(v, int | np.integer) and v >= 0
+    return not isinstance(v, bool) and isinstance(v, int | np.integer) and bool(v >= 0)
 
 
 def _is_number(v: Any) -> bool:

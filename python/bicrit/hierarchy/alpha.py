@@ -219,12 +219,15 @@ def node_weights(
     unless ``directional=False``), :func:`power_alpha` for ρ > 1 (directional constraints off
     unless ``directional=True``)."""
     rho = float(rho)
-    kw = {"relaxed": relaxed, "T": T, "include_root": include_root, "root": root}
     if rho == 1.0:
         d = True if directional is None else bool(directional)
-        return maxmin_alpha(hierarchy, directional=d, **kw)
+        return maxmin_alpha(
+            hierarchy, directional=d, relaxed=relaxed, T=T, include_root=include_root, root=root
+        )
     d = False if directional is None else bool(directional)
-    return power_alpha(hierarchy, rho, directional=d, **kw)
+    return power_alpha(
+        hierarchy, rho, directional=d, relaxed=relaxed, T=T, include_root=include_root, root=root
+    )
 
 
 def leaf_sums(hierarchy: Any, alpha: Sequence[float] | np.ndarray) -> np.ndarray:

@@ -48,7 +48,7 @@ def platt_fit(
 
     def obj(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         f = a * s + b
-        return np.sum(w * (np.logaddexp(0.0, f) - t * f), axis=0)
+        return np.asarray(np.sum(w * (np.logaddexp(0.0, f) - t * f), axis=0))
 
     fval = obj(a, b)
     for _ in range(_NEWTON_STEPS):

@@ -162,21 +162,24 @@ class HierarchicalSVM(StructuredSVM):
         any instance (``benches/hierarchy/results_clus_hmc.md``).
     batch_size:
         Instances per SGD step (the native learner's and NHSVM3's).
+
+    Notes
+    -----
     The other parameters are :class:`~bicrit.StructuredSVM`'s (``max_epochs`` counts epochs per
     alternation for ``ssvm``: ``alpha_every``; ``nhsvm3`` needs ``surrogate="margin"`` and
     ``learner="sgd"``).
 
     Attributes
     ----------
-    coef_ : ndarray of shape (n_nodes_, n_features)
+    coef_ : ndarray of shape (``n_nodes_``, n_features)
         Effective node rows ``U_n = √α_n·V_n`` (``V_n`` for HSVM) over the scaled (and hashed)
         features: the score of a label is the sum of ``U_n·x + b_n`` over its nodes.
-    intercept_ : ndarray of shape (n_nodes_,)
+    intercept_ : ndarray of shape (``n_nodes_``,)
         The node biases ``b_n`` (zeros without ``fit_intercept``).
     scale_mean_, scale_std_ : ndarray or None
         The feature scaling learned in ``fit`` (``None`` without ``scale``; ``scale_mean_`` is
         ``None`` for sparse features).
-    alpha_ : ndarray of shape (n_nodes_,)
+    alpha_ : ndarray of shape (``n_nodes_``,)
         Node weights (the feature scale squared; 1 for HSVM).
     hierarchy_ : Hierarchy
         The hierarchy the model was trained on (with virtual leaves when some were added).
@@ -189,6 +192,9 @@ class HierarchicalSVM(StructuredSVM):
     """
 
     dataset_type = HierarchyDataset
+    # fitted attributes (set by fit, absent before)
+    scale_mean_: np.ndarray | None
+    scale_std_: np.ndarray | None
 
     def __init__(
         self,
@@ -283,7 +289,7 @@ class HierarchicalSVM(StructuredSVM):
         """The hierarchy the labels are written in: ``hierarchy``, else the dataset's."""
         if self.hierarchy is None:
             if source is not None and _is_hierarchy_dataset(source):
-                return source.hierarchy
+                return _as_hierarchy(source.hierarchy)
             raise InvalidParameterError(
                 "hierarchy is required: pass a Hierarchy, or fit on a hierarchy dataset"
             )
@@ -417,7 +423,7 @@ class HierarchicalSVM(StructuredSVM):
     def _path_warm_start(self) -> bool:
         """C="auto"'s path starts each C from the previous weights, except for Shared SVM,
         whose weights belong to the node weights α of their own alternation."""
-        return self.model != "ssvm"
+        return bool(self.model != "ssvm")
 
     def _hierarchy_structure(self, alpha: np.ndarray) -> Any:
         """The ``hierarchy`` structure of the fit with node weights ``alpha`` (feature scale
@@ -508,7 +514,7 @@ class HierarchicalSVM(StructuredSVM):
         return np.asarray(Xc.astype(np.float64) @ self._rows_.T)
 
     def decision_function(self, X: Any, *, level: str = "leaf") -> np.ndarray:
-        """``level="leaf"``: (n, len(classes_)) scores ``Σ_{n ∈ Ā(l)} (U_n·x + b_n)`` of the
+        """``level="leaf"``: ``(n, len(classes_))`` scores ``Σ_{n ∈ Ā(l)} (U_n·x + b_n)`` of the
         path to every leaf ``l``. ``level="node"``: :meth:`node_scores`."""
         if level == "node":
             return self.node_scores(X)

@@ -322,7 +322,7 @@ class Hierarchy:
         """Sorted ids (int64) of every ancestor of ``node``: itself and the root included."""
         node = self._check_id(node)
         a = self.ancestor_matrix
-        return a.indices[a.indptr[node] : a.indptr[node + 1]].astype(np.int64)
+        return np.asarray(a.indices[a.indptr[node] : a.indptr[node + 1]], dtype=np.int64)
 
     def closure(self, nodes: Iterable[int], *, include_root: bool = False) -> np.ndarray:
         """The ancestor closure of ``nodes``: a sorted int64 array of distinct ids.

@@ -215,7 +215,8 @@ class SSVM(Model):
                     return training.runner(surrogate, search, learner, w, structure=structure)
 
                 yield Phase("v", start, int(est.alpha_every), {"round": r})
-                trainer = state.runner
+                # the native Trainer of the phase just run (its objective, not the protocol's)
+                trainer: Any = state.runner
                 obj_v = float(trainer.objective(True))
                 U = np.sqrt(alpha)[:, None] * structure.rows(trainer.weights(True))
                 a_new = keep_positive(

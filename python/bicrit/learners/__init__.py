@@ -171,7 +171,8 @@ def make_trainer(
     from bicrit.learners.fit import Training
 
     spec = Learner(learner, **(params or {}))
-    training = Training(structure, *structure.native_inputs(X, Y), spec)
+    Xn, Yn = structure.native_inputs(X, Y)
+    training = Training(structure, Xn, Yn, spec)
     return training.runner(surrogate, search, w0=w0)
 
 

@@ -347,7 +347,7 @@ class Fit:
         obj = row.get("objective")
         if obj is None or prev_obj is None:
             return False
-        return abs(obj - prev_obj) <= float(self.tol) * max(abs(obj), 1e-12)
+        return bool(abs(obj - prev_obj) <= float(self.tol) * max(abs(obj), 1e-12))
 
     def _result(
         self, converged: bool, interrupted: bool, diverged: bool, stopped: bool, done: int

@@ -9,7 +9,7 @@ Scores are corpus-level (pooled over all scored tokens, as in the CoNLL-X ``eval
 thesis's dependency-parsing table) unless ``per_sentence=True``, which returns one score per
 sentence. Punctuation is scored unless the gold part-of-speech ``tags`` are given, in which case
 tokens whose gold tag lies in ``punct_tags`` are left out — the usual protocol for the Penn
-Treebank (tags ``'' `` , . :``) and for Universal Dependencies (UPOS ``PUNCT``).
+Treebank (the two quote tags and ``,`` ``.`` ``:``) and for Universal Dependencies (UPOS ``PUNCT``).
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from bicrit.metrics._common import check_same_count
 
 __all__ = ["PUNCT_TAGS", "dependency_report", "las", "uas"]
 
-#: Gold POS tags treated as punctuation: the Penn Treebank's ``'' `` , . :`` (the tags excluded
-#: by the standard PTB evaluation) and Universal Dependencies' UPOS ``PUNCT``.
+#: Gold POS tags treated as punctuation: the Penn Treebank's two quote tags and ``,`` ``.`` ``:``
+#: (the tags excluded by the standard PTB evaluation) and Universal Dependencies' UPOS ``PUNCT``.
 PUNCT_TAGS: frozenset[str] = frozenset({"''", "``", ",", ".", ":", "PUNCT"})
 
 
@@ -145,9 +145,9 @@ def _score(t: _Trees, ok: np.ndarray, per_sentence: bool) -> float | np.ndarray:
     if per_sentence:
         n = len(t.lengths)
         hits = np.bincount(t.sentence_of, weights=ok & t.scored, minlength=n)
-        total = np.bincount(t.sentence_of, weights=t.scored, minlength=n)
+        counts = np.bincount(t.sentence_of, weights=t.scored, minlength=n)
         out = np.full(n, np.nan)
-        np.divide(hits, total, out=out, where=total > 0)
+        np.divide(hits, counts, out=out, where=counts > 0)
         return out
     total = int(t.scored.sum())
     if total == 0:
@@ -156,8 +156,8 @@ def _score(t: _Trees, ok: np.ndarray, per_sentence: bool) -> float | np.ndarray:
 
 
 def uas(
-    heads: Sequence[Sequence[int]],
-    heads_pred: Sequence[Sequence[int]],
+    heads: Sequence[Sequence[int] | np.ndarray],
+    heads_pred: Sequence[Sequence[int] | np.ndarray],
     *,
     tags: Sequence[Sequence[str]] | None = None,
     punct_tags: Collection[str] = PUNCT_TAGS,
@@ -192,8 +192,8 @@ def uas(
 
 
 def las(
-    heads: Sequence[Sequence[int]],
-    heads_pred: Sequence[Sequence[int]],
+    heads: Sequence[Sequence[int] | np.ndarray],
+    heads_pred: Sequence[Sequence[int] | np.ndarray],
     labels: Sequence[Sequence[str]],
     labels_pred: Sequence[Sequence[str]],
     *,
@@ -230,8 +230,8 @@ def las(
 
 
 def dependency_report(
-    heads: Sequence[Sequence[int]],
-    heads_pred: Sequence[Sequence[int]],
+    heads: Sequence[Sequence[int] | np.ndarray],
+    heads_pred: Sequence[Sequence[int] | np.ndarray],
     labels: Sequence[Sequence[str]] | None = None,
     labels_pred: Sequence[Sequence[str]] | None = None,
     *,

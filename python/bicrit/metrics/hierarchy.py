@@ -289,7 +289,7 @@ def per_level_accuracy(y: Any, y_pred: Any, depth: Any) -> np.ndarray:
     n_levels = int(depth_arr.max()) + 1
     p = _pair(y, y_pred, n_nodes=depth_arr.size)
     t, q, b = (_level_counts(m, depth_arr, n_levels) for m in (p.true, p.pred, p.both))
-    return np.mean(t + q - 2 * b == 0, axis=0)
+    return np.asarray(np.mean(t + q - 2 * b == 0, axis=0))
 
 
 def leaf_accuracy(leaves: Any, leaves_pred: Any) -> float:

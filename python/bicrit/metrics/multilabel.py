@@ -60,7 +60,7 @@ class _Counts:
     @property
     def n_diff_row(self) -> np.ndarray:
         """|y_i △ ŷ_i|, the Hamming distance of each instance."""
-        return self.n_true_row + self.n_pred_row - 2 * self.n_both_row
+        return np.asarray(self.n_true_row + self.n_pred_row - 2 * self.n_both_row)
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -90,10 +90,10 @@ def _counts(Y: Any, Y_pred: Any) -> _Counts:
         both = true & pred
 
         def rows(m: Any) -> np.ndarray:
-            return m.sum(axis=1, dtype=np.int64)
+            return np.asarray(m.sum(axis=1, dtype=np.int64)).ravel()
 
         def cols(m: Any) -> np.ndarray:
-            return m.sum(axis=0, dtype=np.int64)
+            return np.asarray(m.sum(axis=0, dtype=np.int64)).ravel()
 
     return _Counts(rows(true), rows(pred), rows(both), cols(true), cols(pred), cols(both))
 

@@ -28,7 +28,7 @@ the frontier point of its g, so for a ψ non-decreasing in h (every built-in sur
 the exact integral optimum, certified (``upper_bound == value``). Ties of ψ go to the larger h,
 then to the smaller g; the gold label wins every tie. Structures: chains with the Hamming loss
 (one O(T²·S²) DP over position, tag and number of wrong tokens), multiclass, point sets; the
-surrogate's g must be the task loss (not Micro-F1, whose g counts |y|) — refused with
+surrogate's g must be the task loss (not Micro-F1, whose g counts ``|y|``) — refused with
 :class:`~bicrit.errors.IncompatibleError` otherwise. On chains it replaces the ban-list loop,
 which needs hundreds of calls per inference for ProbLoss on CoNLL.
 
@@ -164,6 +164,8 @@ class Search(_native.SearchSpec):
     """A built-in search with its options (what the registry's factories return; the object
     itself is what the native learners run). ``name`` is its registry name."""
 
+    options: dict[str, Any]
+
     def __new__(cls, name: str, **options: Any) -> Search:
         self = super().__new__(cls, name, options)
         self.options = dict(options)
@@ -226,7 +228,8 @@ def search(
     from bicrit import registry
 
     built = registry.create("search", name, **options)
-    return built.run(oracle, _as_surrogate(surrogate), warm=warm, xi=xi)
+    result: SearchResult = built.run(oracle, _as_surrogate(surrogate), warm=warm, xi=xi)
+    return result
 
 
 def register_builtins(registry: Registrar) -> None:

@@ -40,7 +40,9 @@ def structure(name: str, **params: Any) -> Any:
 
 
 #: The built-in structure classes; what each is and can answer comes from the native catalog.
-BUILTIN_CLASSES: tuple[type, ...] = (Multiclass, Chain, HierarchyStructure, Dependency, Multilabel)
+BUILTIN_CLASSES: tuple[type[Structure], ...] = (
+    Multiclass, Chain, HierarchyStructure, Dependency, Multilabel
+)
 
 
 def register_builtins(registry: Registrar) -> None:

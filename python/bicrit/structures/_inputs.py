@@ -54,7 +54,7 @@ def as_csr_tuple(
 
 def as_weights(w: Any, size: int) -> np.ndarray:
     """A contiguous float64 weight vector of length ``size`` (checked again natively)."""
-    w = np.ascontiguousarray(w, dtype=np.float64)
-    if w.ndim != 1 or w.shape[0] != size:
-        raise InvalidInputError(f"w must have shape ({size},), got {w.shape}")
-    return w
+    v: np.ndarray = np.ascontiguousarray(w, dtype=np.float64)
+    if v.ndim != 1 or v.shape[0] != size:
+        raise InvalidInputError(f"w must have shape ({size},), got {v.shape}")
+    return v

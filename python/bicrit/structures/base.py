@@ -195,9 +195,15 @@ class Structure(ABC):
         coef: Mapping[str, float] | None = None,
         *,
         n_jobs: int | None = None,
-        **query: Any,
+        margin_coef: float = 1.0,
+        tiebreak: tuple[float, Mapping[str, float]] | None = None,
+        k: int = 1,
+        cone: Cone | None = None,
     ) -> list[list[Answer]]:
         """``oracle`` over many instances with the same query."""
+        given = {"margin_coef": (margin_coef, 1.0), "tiebreak": (tiebreak, None), "k": (k, 1),
+                 "cone": (cone, None)}
+        query: dict[str, Any] = {k: v for k, (v, default) in given.items() if v != default}
         return [self.oracle(w, x, y, coef, **query) for x, y in zip(_rows(X), Y, strict=True)]
 
     # ------------------------------------------------------------ task behaviour
@@ -243,7 +249,7 @@ class Structure(ABC):
         Default: the headline metric."""
         return (self.headline(Y, P),)
 
-    def take(self, X: Any, indices: Sequence[int]) -> Any:
+    def take(self, X: Any, indices: Sequence[int] | np.ndarray) -> Any:
         """The instances ``indices`` of inputs in this structure's form (matrix rows, items of
         a sequence): held-out splits for C="auto"."""
         return take(X, indices)
@@ -267,7 +273,7 @@ def _rows(X: Any) -> list[Any]:
     return list(X)
 
 
-def take(X: Any, indices: Sequence[int]) -> Any:
+def take(X: Any, indices: Sequence[int] | np.ndarray) -> Any:
     """Items ``indices`` of a matrix (rows, dense or sparse), an array or a sequence."""
     idx = np.asarray(indices, dtype=np.int64)
     if hasattr(X, "shape") and hasattr(X, "__getitem__") and not isinstance(X, tuple):

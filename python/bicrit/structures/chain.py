@@ -68,7 +68,8 @@ def as_sequences(X: Any, *, name: str = "X", n_features: int | None = None) -> S
     :class:`InvalidInputError` naming ``name``.
     """
     if _is_native_form(X):
-        return X
+        native: SequencesTuple = X
+        return native
     if isinstance(X, tuple) and len(X) == 2 and _looks_like_offsets(X[1]):
         M, offsets = X
         if not sp.issparse(M) and np.ndim(M) != 2:
@@ -146,7 +147,9 @@ def split_labels(Y: Any, offsets: np.ndarray, *, name: str = "Y") -> list[np.nda
     return labels
 
 
-def _check_dataset(offsets: np.ndarray, csr: CsrTuple, labels: list[np.ndarray], n_states: int):
+def _check_dataset(
+    offsets: np.ndarray, csr: CsrTuple, labels: list[np.ndarray], n_states: int
+) -> None:
     """Offsets delimit non-empty sequences covering the rows; each label fits its sequence."""
     n_rows = csr[0].shape[0] - 1
     if offsets.ndim != 1 or offsets.size == 0 or offsets[0] != 0:
@@ -203,9 +206,9 @@ class Chain(NativeStructure):
     ``hamming``
         Indicator-set Hamming distance for the Micro-F1 surrogate: per token 0 if y_t = g_t,
         1 if exactly one of them is an O tag, 2 if they are two different non-O tags (0 if both
-        are O tags) — |A(y) △ A(g)| with A(y) = {(t, y_t) : y_t not O}.
+        are O tags) — ``|A(y) △ A(g)|`` with A(y) = {(t, y_t) : y_t not O}.
     ``loss``
-        ``"hamming"``: number of tokens with y_t ≠ g_t. ``"segment"``: |C(y) △ C(g)|, where
+        ``"hamming"``: number of tokens with y_t ≠ g_t. ``"segment"``: ``|C(y) △ C(g)|``, where
         C(·) is the set of entity chunks (first token, last token, type). Chunks are decoded
         with the conlleval rules, for IOB1 and IOB2 alike: a non-O tag c *continues* the chunk
         of the previous tag p iff p is ``B-X`` or ``I-X`` and c is ``I-X`` (or ``E-X``) of the
@@ -217,11 +220,11 @@ class Chain(NativeStructure):
         (tag, "gold chunk reproduced so far") pairs, 4× the work of plain Viterbi).
 
     Oracles: Viterbi for any coefficients (lexicographic ties for λ ∈ {0, ∞} by DP over value
-    pairs), exact k-best (list Viterbi), ban lists (k-best with k + |ban| then filtered), and
+    pairs), exact k-best (list Viterbi), ban lists (k-best with k + ``|ban|`` then filtered), and
     with the Hamming loss the frontier by loss value — the best label for every number of wrong
     tokens, one O(T²·S²) DP over (position, tag, count), what the exact one-call ``frontier``
-    search needs; ``capabilities = {ban: True, kbest: True, cone: False, relaxed: False,
-    frontier: loss == "hamming"}``.
+    search needs. Capabilities: ban, kbest, and frontier when ``loss == "hamming"`` (no cone,
+    no relaxed answers).
     """
 
     name = "chain"
@@ -368,7 +371,7 @@ class Chain(NativeStructure):
             return metrics.sequence_report(_strings(Y), P)
         return {"token_accuracy": _token_accuracy(Y, P)}
 
-    def take(self, X: Any, indices: Sequence[int]) -> Any:
+    def take(self, X: Any, indices: Sequence[int] | np.ndarray) -> Any:
         """Sequences ``indices`` of ``(M, offsets)`` inputs (token rows kept in order) or of a
         list of per-sequence matrices."""
         if isinstance(X, tuple) and len(X) == 2 and _looks_like_offsets(X[1]):

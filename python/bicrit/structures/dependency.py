@@ -147,7 +147,7 @@ def _int_array(values: Any, name: str) -> np.ndarray:
 def sentence_trees(sentences: Sequence[Any], labeled: bool) -> list[Any]:
     """The trees sentences carry: ``(heads, relations)`` per sentence (``heads`` alone when
     ``labeled`` is False), from their ``heads`` and ``deprels`` fields."""
-    out = []
+    out: list[Any] = []
     for i, s in enumerate(sentences):
         heads = _field(s, "heads")
         if heads is None:

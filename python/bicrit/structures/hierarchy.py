@@ -432,7 +432,8 @@ class HierarchyStructure(NativeStructure):
 
     def rows(self, w: np.ndarray) -> np.ndarray:
         """The weight vector as ``(n_nodes, n_features)`` node rows (either layout)."""
-        M, d = self.n_nodes, int(self.n_features)
+        assert self.n_features is not None  # initialised
+        M, d = self.n_nodes, self.n_features
         w = np.asarray(w, dtype=np.float64)
         if self.layout == "feature":
             return np.ascontiguousarray(w.reshape(d, M).T)
@@ -452,7 +453,7 @@ class HierarchyStructure(NativeStructure):
 
     def coef(self, w: np.ndarray) -> np.ndarray:
         """Effective node rows ``U_n = s_n·W_n``: a label scores Σ_{n ∈ y} U_n·x."""
-        return self.scale()[:, None] * self.rows(w)
+        return np.asarray(self.scale()[:, None] * self.rows(w))
 
     def get_config(self) -> dict[str, Any]:
         from bicrit.hierarchy.graph import Hierarchy

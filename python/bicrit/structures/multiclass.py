@@ -137,7 +137,8 @@ class Multiclass(NativeStructure):
 
     def coef(self, w: np.ndarray) -> np.ndarray:
         """One row of weights per class: ``(n_classes, n_features)``."""
-        return w.reshape(int(self.n_classes), int(self.n_features))
+        assert self.n_classes is not None and self.n_features is not None  # initialised
+        return w.reshape(self.n_classes, self.n_features)
 
     def decision_function(self, w: np.ndarray, X: Any) -> np.ndarray:
         """Per-class scores ``X @ coef.T`` (columns in class order)."""

@@ -113,7 +113,8 @@ class LabelCounts:
 
     def chow_liu(self) -> list[tuple[int, int]]:
         """The maximum spanning tree of the labels' pairwise mutual information."""
-        return [tuple(e) for e in _native.multilabel_chow_liu(self.n, self.ones, self.both)]
+        edges = _native.multilabel_chow_liu(self.n, self.ones, self.both)
+        return [(int(a), int(b)) for a, b in edges]
 
 
 class Multilabel(NativeStructure):
@@ -149,7 +150,7 @@ class Multilabel(NativeStructure):
         ``"lp"`` (the same LP by the clarabel interior-point solver; slower). Cone queries and
         some lexicographic ones always use the LP; ``predict_one`` always uses QPBO.
 
-    Terms: ``loss`` = Hamming distance, ``size`` = |y| (number of positive labels), ``hamming``
+    Terms: ``loss`` = Hamming distance, ``size`` = ``|y|`` (number of positive labels), ``hamming``
     = the indicator-set Hamming distance of the Micro-F1 surrogate (= the Hamming loss here).
 
     In relaxed mode ``predict_one`` rounds: labels fixed by QPBO are kept (weak persistency), the

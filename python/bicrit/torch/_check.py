@@ -38,6 +38,7 @@ def integer(name: str, t: Any, shape: tuple[int, ...], like: Tensor) -> Tensor:
     if tuple(t.shape) != shape:
         raise InvalidInputError(f"{name} must have shape {list(shape)}, got {list(t.shape)}")
     same_device(name, t, like)
+    assert isinstance(t, Tensor)
     return t
 
 
@@ -79,12 +80,12 @@ def lengths_of(lengths: Any, mask: Any, b: int, t: int, like: Tensor, what: str 
         lengths = lens
     if lengths is None:
         return torch.full((b,), t, dtype=torch.int64, device=like.device)
-    lengths = integer("lengths", lengths, (b,), like).to(torch.int64)
-    if b and (int(lengths.min()) < 1 or int(lengths.max()) > t):
+    checked: Tensor = integer("lengths", lengths, (b,), like).to(torch.int64)
+    if b and (int(checked.min()) < 1 or int(checked.max()) > t):
         raise InvalidInputError(
-            f"lengths must be between 1 and {what} = {t}, got {lengths.tolist()}"
+            f"lengths must be between 1 and {what} = {t}, got {checked.tolist()}"
         )
-    return lengths
+    return checked
 
 
 def reduce(loss: Tensor, how: str, tokens: Tensor | None) -> Tensor:

@@ -57,7 +57,9 @@ def _np_int(t: Tensor) -> np.ndarray:
     return t.detach().to(device="cpu", dtype=torch.int64).contiguous().numpy()
 
 
-def _native_loss(kind: str, arrays: dict, gold: dict, config: str, extra: dict) -> dict:
+def _native_loss(
+    kind: str, arrays: dict[str, Any], gold: dict[str, Any], config: str, extra: dict[str, Any]
+) -> dict[str, Any]:
     psi, spec, opts = _config(config)
     options = {**opts, **extra}
     from bicrit.scores import prefer_frontier
@@ -65,7 +67,7 @@ def _native_loss(kind: str, arrays: dict, gold: dict, config: str, extra: dict) 
     return _native.scores_loss(kind, arrays, gold, options, psi, spec, prefer_frontier(kind))
 
 
-def _outputs(out: dict, label_keys: tuple[str, ...], like: Tensor) -> tuple[Tensor, ...]:
+def _outputs(out: dict[str, Any], label_keys: tuple[str, ...], like: Tensor) -> tuple[Tensor, ...]:
     dev, dt = like.device, like.dtype
     res = [torch.from_numpy(out["loss"]).to(device=dev, dtype=dt)]
     for k in label_keys:
@@ -103,7 +105,9 @@ def chain_loss(
 
 
 @chain_loss.register_fake
-def _(unary, transitions, start, end, gold, lengths, config):
+def _(
+    unary: Any, transitions: Any, start: Any, end: Any, gold: Any, lengths: Any, config: Any
+) -> Any:
     b, t, _ = unary.shape
     return (
         unary.new_empty((b,)),
@@ -113,14 +117,14 @@ def _(unary, transitions, start, end, gold, lengths, config):
     )
 
 
-def _chain_setup(ctx, inputs, output):
+def _chain_setup(ctx: Any, inputs: Any, output: Any) -> Any:
     unary, transitions, start, end, gold, lengths, _ = inputs
     _, tags, weights, coef = output
     ctx.save_for_backward(gold, lengths, tags, weights, coef)
     ctx.shapes = (unary.shape, transitions.shape, start is not None, end is not None)
 
 
-def _chain_backward(ctx, g_loss, *_):
+def _chain_backward(ctx: Any, g_loss: Any, *_: Any) -> Any:
     gold, lengths, tags, weights, coef = ctx.saved_tensors
     (b, t, s), tr_shape, has_start, has_end = ctx.shapes
     dt, dev = g_loss.dtype, g_loss.device
@@ -192,7 +196,7 @@ def tree_loss(
 
 
 @tree_loss.register_fake
-def _(arcs, labels, heads, rels, lengths, config):
+def _(arcs: Any, labels: Any, heads: Any, rels: Any, lengths: Any, config: Any) -> Any:
     b, n1, _ = arcs.shape
     return (
         arcs.new_empty((b,)),
@@ -203,7 +207,7 @@ def _(arcs, labels, heads, rels, lengths, config):
     )
 
 
-def _tree_setup(ctx, inputs, output):
+def _tree_setup(ctx: Any, inputs: Any, output: Any) -> Any:
     arcs, labels, heads, rels, lengths, _ = inputs
     _, a_heads, a_rels, weights, coef = output
     ctx.save_for_backward(
@@ -212,7 +216,7 @@ def _tree_setup(ctx, inputs, output):
     ctx.shapes = (arcs.shape, None if labels is None else labels.shape)
 
 
-def _tree_backward(ctx, g_loss, *_):
+def _tree_backward(ctx: Any, g_loss: Any, *_: Any) -> Any:
     heads, rels, lengths, a_heads, a_rels, weights, coef = ctx.saved_tensors
     arc_shape, lab_shape = ctx.shapes
     b, n1, _ = arc_shape
@@ -267,7 +271,7 @@ def multilabel_loss(
 
 
 @multilabel_loss.register_fake
-def _(unary, pairwise, gold, edges, config):
+def _(unary: Any, pairwise: Any, gold: Any, edges: Any, config: Any) -> Any:
     b, n_labels = unary.shape
     n_edges = edges.shape[0]
     return (
@@ -279,14 +283,14 @@ def _(unary, pairwise, gold, edges, config):
     )
 
 
-def _ml_setup(ctx, inputs, output):
+def _ml_setup(ctx: Any, inputs: Any, output: Any) -> Any:
     _, pairwise, gold, edges, _ = inputs
     _, nodes, emarg, weights, coef = output
     ctx.save_for_backward(gold, edges, nodes, emarg, weights, coef)
     ctx.pair_shape = None if pairwise is None else pairwise.shape
 
 
-def _ml_backward(ctx, g_loss, *_):
+def _ml_backward(ctx: Any, g_loss: Any, *_: Any) -> Any:
     gold, edges, nodes, emarg, weights, coef = ctx.saved_tensors
     dt = g_loss.dtype
     c = g_loss * coef
@@ -322,7 +326,7 @@ def multiclass_loss(
 
 
 @multiclass_loss.register_fake
-def _(scores, gold, config):
+def _(scores: Any, gold: Any, config: Any) -> Any:
     b = scores.shape[0]
     return (
         scores.new_empty((b,)),
@@ -332,14 +336,14 @@ def _(scores, gold, config):
     )
 
 
-def _mc_setup(ctx, inputs, output):
+def _mc_setup(ctx: Any, inputs: Any, output: Any) -> Any:
     scores, gold, _ = inputs
     _, labels, weights, coef = output
     ctx.save_for_backward(gold, labels, weights, coef)
     ctx.shape = scores.shape
 
 
-def _mc_backward(ctx, g_loss, *_):
+def _mc_backward(ctx: Any, g_loss: Any, *_: Any) -> Any:
     gold, labels, weights, coef = ctx.saved_tensors
     c = g_loss * coef
     d = torch.zeros(ctx.shape, dtype=g_loss.dtype, device=g_loss.device)

@@ -24,7 +24,9 @@ def _pad(a: np.ndarray, lengths: np.ndarray, axis_len: int) -> np.ndarray:
     return np.where(keep, a, -1)
 
 
-def _chain_arrays(unary, transitions, start, end):
+def _chain_arrays(
+    unary: Tensor, transitions: Tensor, start: Tensor | None, end: Tensor | None
+) -> dict[str, Any]:
     _check.floating("unary", unary, (3,))
     b, t, s = unary.shape
     _check.floating("transitions", transitions, (2, 4))
