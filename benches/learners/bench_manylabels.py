@@ -80,13 +80,13 @@ def _ovr(tr: Any, te: Any) -> tuple[Any, float]:
 
 
 def _commit() -> str:
-    """The checked-out commit (``+`` when the tree has uncommitted changes)."""
+    """The checked-out commit (``+`` when the library's code has uncommitted changes)."""
     here = Path(__file__).parent
     rev = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=here
     ).stdout.strip()
     dirty = subprocess.run(
-        ["git", "status", "--porcelain", "--untracked-files=no"],
+        ["git", "status", "--porcelain", "--untracked-files=no", "--", ":/python", ":/rust"],
         capture_output=True,
         text=True,
         cwd=here,
