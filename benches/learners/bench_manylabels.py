@@ -79,6 +79,29 @@ def _ovr(tr: Any, te: Any) -> tuple[Any, float]:
     return model(best).fit(X, Y).predict(Xt), best
 
 
+def _commit() -> str:
+    """The checked-out commit (``+`` when the library's code has uncommitted changes)."""
+    here = Path(__file__).parent
+    rev = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=here
+    ).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no", "--", ":/python", ":/rust"],
+        capture_output=True,
+        text=True,
+        cwd=here,
+    ).stdout.strip()
+    return rev + ("+" if dirty else "")
+
+
+def latest(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The last row of each (data, method), in the order of their first rows."""
+    last: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in rows:
+        last[(r["data"], r["method"])] = r
+    return list(last.values())
+
+
 def run_one(name: str, method: str, n_jobs: int | None) -> dict[str, Any]:
     import numpy as np
 
@@ -103,6 +126,7 @@ def run_one(name: str, method: str, n_jobs: int | None) -> dict[str, Any]:
             edges=est.edges_kind_,
             learner=s["learner"],
         )
+    row["commit"] = _commit()
     row["fit_time"] = time.perf_counter() - t0
     row["cpu_time"] = time.process_time() - c0
     row["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -117,10 +141,11 @@ def run_one(name: str, method: str, n_jobs: int | None) -> dict[str, Any]:
 
 def table(rows: list[dict[str, Any]]) -> str:
     out = [
-        "| data | n × K | method | graph | C | epochs | calls/inf | fit (s) | CPU (s) | peak MB "
-        "| micro-F1 | Acc (Jaccard) | ≥ OvR (F1, Acc) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| data | n × K | method | learner | graph | C | epochs | calls/inf | fit (s) | CPU (s) "
+        "| peak MB | micro-F1 | Acc (Jaccard) | ≥ OvR (F1, Acc) | commit |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
+    rows = latest(rows)
     ovr = {r["data"]: r for r in rows if r["method"] == "ovr"}
     for r in rows:
         o = ovr.get(r["data"])
@@ -132,10 +157,11 @@ def table(rows: list[dict[str, Any]]) -> str:
         )
         cpi = r.get("calls_per_inference")
         out.append(
-            f"| {r['data']} | {r['n']} × {r['K']} | {r['method']} | {r.get('edges', '-')} "
+            f"| {r['data']} | {r['n']} × {r['K']} | {r['method']} | {r.get('learner', '-')} "
+            f"| {r.get('edges', '-')} "
             f"| {r['C']:g} | {r.get('epochs') or '–'} | {'–' if cpi is None else f'{cpi:.2f}'} "
             f"| {r['fit_time']:.1f} | {r['cpu_time']:.1f} | {r['peak_mb']:.0f} "
-            f"| {r['micro_f1']:.4f} | {r['jaccard_acc']:.4f} | {beats} |"
+            f"| {r['micro_f1']:.4f} | {r['jaccard_acc']:.4f} | {beats} | {r.get('commit', '?')} |"
         )
     return "\n".join(out)
 
