@@ -13,7 +13,7 @@ from pathlib import Path
 
 import polars as pl
 
-from bicrit.reproduce.hmc import MODELS, SETS, summary
+from bicrit.reproduce.hmc import MODELS, OTHERS, SETS, summary
 
 COLUMNS = ("prior", "logistic", *MODELS)
 
@@ -30,7 +30,7 @@ def main() -> None:
     ap.add_argument("--dir", default=str(Path(__file__).parent / "hmc"))
     args = ap.parse_args()
     d = Path(args.dir)
-    frames = [pl.read_csv(d / f"{s}.csv") for s in SETS if (d / f"{s}.csv").exists()]
+    frames = [pl.read_csv(d / f"{s}.csv") for s in (*SETS, *OTHERS) if (d / f"{s}.csv").exists()]
     per_seed = pl.concat(frames, how="diagonal_relaxed")
     table = summary(per_seed)
     cols = [
