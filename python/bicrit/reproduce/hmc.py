@@ -124,8 +124,9 @@ GRID: dict[str, tuple[Any, ...]] = {
 }
 
 #: The grid on the Gene Ontology DAGs: a fit there costs 5–20 times one on a FunCat tree
-#: (a min-cut per inference over up to 4,000 nodes), and C = 1 was never chosen on valid by
-#: the fast models of the FunCat sets; benches/hierarchy/RESULTS-hmc.md.
+#: (a min-cut per inference over up to 4,000 nodes), and on the FunCat sets C = 1 was never
+#: chosen on valid for flat or HSVM (it was for NHSVM on all five sets, SSVM on one: their GO
+#: rows may be cut short by this grid); benches/hierarchy/RESULTS.md, "Clus HMC AU(PRC)".
 GRID_DAG: dict[str, tuple[Any, ...]] = {
     "C": (0.01, 0.1),
     "multilabel_loss": ("auto", "weighted"),
