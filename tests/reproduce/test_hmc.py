@@ -146,6 +146,14 @@ def test_selection_does_not_read_the_test_labels(data_dir, tmp_path, monkeypatch
     # grid × models rows for the bicrit model, LOGISTIC_C rows for logistic regression
     n_grid = int(np.prod([len(v) for v in hmc.GRID.values()]))
     assert va["method"].to_list().count("hsvm") == n_grid
+    # the chosen (hyper-parameters, score) is the best valid AU(PRC) of either score
+    hs = va.filter(pl.col("method") == "hsvm")
+    best = max(hs["valid"].max(), hs["valid_raw"].max())
+    row = a.filter(pl.col("method") == "hsvm").row(0, named=True)
+    assert row["valid"] == best
+    assert row["score"] == ("calibrated" if hs["valid"].max() >= best else "raw")
+    if row["score"] == "raw":
+        assert row["test"] == row["test_raw"]
     # a rerun with the same folder reuses the written table
     messages: list[str] = []
     c = hmc.run_set("church_FUN", out=tmp_path / "a", **{**kw, "log": messages.append})
