@@ -13,9 +13,71 @@ from bicrit.reproduce import EXPERIMENTS, describe, hmc
 
 
 def test_experiments_are_registered() -> None:
-    for name in ("hmc", "hmc-fun", "hmc-go"):
+    for name in ("hmc", "hmc-fun", "hmc-go", "hmc-others"):
         assert name in EXPERIMENTS and "Clus HMC" in describe(name)
-    assert len(hmc.SETS) == 14 and set(hmc.PUBLISHED) == set(hmc.SETS)
+    assert len(hmc.SETS) == 14 and len(hmc.OTHERS) == 4
+    assert set(hmc.PUBLISHED) == set(hmc.SETS) | set(hmc.OTHERS)
+
+
+def test_an_unknown_calibration_is_refused(tmp_path) -> None:
+    from bicrit.errors import InvalidParameterError
+
+    with pytest.raises(InvalidParameterError, match="calibration must be"):
+        hmc.run_set("church_FUN", calibration="test", out=tmp_path, log=lambda *a: None)
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.slow
+def test_others_hold_out_a_seeded_valid_share_of_train(data_dir, tmp_path) -> None:
+    """Enron has no valid split: the prior's valid AU(PRC) is that of the frequencies of a
+    seeded 80 % of train on the other 20 %, and its test AU(PRC) that of all of train."""
+    from bicrit.datasets import load
+
+    table = hmc.run_set(
+        "Enron_corr", seeds=1, models=(), baselines=("prior",), out=tmp_path, log=lambda *a: None
+    )
+    tr, te = (load("clus_hmc/Enron_corr", s) for s in ("train", "test"))
+    h = tr.hierarchy
+    T = tr.indicator().toarray().astype(float)
+    perm = np.random.default_rng(0).permutation(len(T))
+    k = round(hmc.VALID_FRACTION * len(T))
+    va, fit = np.sort(perm[:k]), np.sort(perm[k:])
+    cols = [v for v in range(h.n_nodes) if v != h.root]
+
+    def ap(gold: np.ndarray, freq: np.ndarray) -> float:
+        return average_precision_score(
+            gold[:, cols], np.tile(freq[cols], (len(gold), 1)), average="micro"
+        )
+
+    row = table.row(0, named=True)
+    assert row["method"] == "prior"
+    assert row["valid"] == pytest.approx(ap(T[va], T[fit].mean(axis=0)), rel=1e-12)
+    assert row["test"] == pytest.approx(ap(te.indicator().toarray(), T.mean(axis=0)), rel=1e-12)
+    # a rerun reuses the table, though the baselines wrote no selection rows
+    again = hmc.run_set(
+        "Enron_corr", seeds=1, models=(), baselines=("prior",), out=tmp_path, log=lambda *a: None
+    )
+    assert again.equals(pl.read_csv(tmp_path / "Enron_corr.csv"))
+
+
+@pytest.mark.slow
+def test_the_calibration_strategy_changes_only_the_calibrated_numbers(data_dir, tmp_path) -> None:
+    """'valid' and 'crossfit' select the same hyper-parameters on the same valid scores and fit
+    the same final model (same raw test AU(PRC)); only the calibrated test number differs."""
+    kw = {
+        "seeds": 1,
+        "scale": 0.15,
+        "models": ("hsvm",),
+        "baselines": (),
+        "grid": {"C": (0.1,), "multilabel_loss": ("auto", "weighted")},
+        "log": lambda *a: None,
+    }
+    a = hmc.run_set("church_FUN", calibration="crossfit", out=tmp_path / "a", **kw)
+    b = hmc.run_set("church_FUN", calibration="valid", out=tmp_path / "b", **kw)
+    assert a["calibration"].to_list() == ["crossfit"] and b["calibration"].to_list() == ["valid"]
+    for col in ("method", "params", "valid", "test_raw"):
+        assert a[col].to_list() == b[col].to_list(), col
+    assert a["test"][0] != b["test"][0] and 0.0 < b["test"][0] <= 1.0
 
 
 def test_evaluated_nodes_leave_out_the_roots(data_dir) -> None:
@@ -84,6 +146,14 @@ def test_selection_does_not_read_the_test_labels(data_dir, tmp_path, monkeypatch
     # grid × models rows for the bicrit model, LOGISTIC_C rows for logistic regression
     n_grid = int(np.prod([len(v) for v in hmc.GRID.values()]))
     assert va["method"].to_list().count("hsvm") == n_grid
+    # the chosen (hyper-parameters, score) is the best valid AU(PRC) of either score
+    hs = va.filter(pl.col("method") == "hsvm")
+    best = max(hs["valid"].max(), hs["valid_raw"].max())
+    row = a.filter(pl.col("method") == "hsvm").row(0, named=True)
+    assert row["valid"] == best
+    assert row["score"] == ("calibrated" if hs["valid"].max() >= best else "raw")
+    if row["score"] == "raw":
+        assert row["test"] == row["test_raw"]
     # a rerun with the same folder reuses the written table
     messages: list[str] = []
     c = hmc.run_set("church_FUN", out=tmp_path / "a", **{**kw, "log": messages.append})

@@ -45,31 +45,48 @@ def platt_fit(
     t = np.where(y > 0, (n_pos + 1) / (n_pos + 2), 1 / (n_neg + 2))
     a = np.zeros(s.shape[1])
     b = np.log((n_pos + 1) / (n_neg + 1))
+    tol = _GRAD_TOL * (1 + n_pos + n_neg)
+    # Newton on the columns not yet converged only (each column is its own 2-parameter fit):
+    # on thousands of nodes most converge in a few steps, and the rest no longer pay for them
+    act = np.arange(s.shape[1])
+    sa, wa, ta = s, w, t
 
     def obj(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        f = a * s + b
-        return np.asarray(np.sum(w * (np.logaddexp(0.0, f) - t * f), axis=0))
+        f = a * sa + b
+        return np.asarray(np.sum(wa * (np.logaddexp(0.0, f) - ta * f), axis=0))
 
     fval = obj(a, b)
     for _ in range(_NEWTON_STEPS):
-        p = 1.0 / (1.0 + np.exp(-(a * s + b)))
-        r = w * (p - t)
-        ga, gb = np.sum(r * s, axis=0), np.sum(r, axis=0)
-        if np.all(np.abs(ga) + np.abs(gb) < _GRAD_TOL * (1 + n_pos + n_neg)):
+        aa, ba = a[act], b[act]
+        p = 1.0 / (1.0 + np.exp(-(aa * sa + ba)))
+        r = wa * (p - ta)
+        ga, gb = np.sum(r * sa, axis=0), np.sum(r, axis=0)
+        live = np.abs(ga) + np.abs(gb) >= tol[act]
+        if not live.all():
+            act, aa, ba, fval = act[live], aa[live], ba[live], fval[live]
+            sa, wa, ta, p, ga, gb = (
+                sa[:, live],
+                wa[:, live],
+                ta[:, live],
+                p[:, live],
+                ga[live],
+                gb[live],
+            )
+        if act.size == 0:
             break
-        q = w * p * (1 - p)
-        haa = np.sum(q * s * s, axis=0) + 1e-12
-        hab = np.sum(q * s, axis=0)
+        q = wa * p * (1 - p)
+        haa = np.sum(q * sa * sa, axis=0) + 1e-12
+        hab = np.sum(q * sa, axis=0)
         hbb = np.sum(q, axis=0) + 1e-12
         det = haa * hbb - hab * hab
         da = -(hbb * ga - hab * gb) / det
         db = -(haa * gb - hab * ga) / det
         slope = ga * da + gb * db
-        step = np.ones_like(a)
-        done = np.zeros(a.shape, dtype=bool)
-        new_a, new_b, new_f = a.copy(), b.copy(), fval.copy()
+        step = np.ones_like(aa)
+        done = np.zeros(aa.shape, dtype=bool)
+        new_a, new_b, new_f = aa.copy(), ba.copy(), fval.copy()
         for _ in range(_HALVINGS):
-            ca, cb = a + step * da, b + step * db
+            ca, cb = aa + step * da, ba + step * db
             fc = obj(ca, cb)
             ok = ~done & (fc <= fval + 1e-4 * step * slope)
             new_a[ok], new_b[ok], new_f[ok] = ca[ok], cb[ok], fc[ok]
@@ -77,9 +94,12 @@ def platt_fit(
             if done.all():
                 break
             step = np.where(done, step, step / 2)
-        if not done.any():
+        # a column whose line search found no decrease is at its optimum (up to rounding)
+        a[act], b[act] = new_a, new_b
+        act, fval = act[done], new_f[done]
+        sa, wa, ta = sa[:, done], wa[:, done], ta[:, done]
+        if act.size == 0:
             break
-        a, b, fval = new_a, new_b, new_f
     return a, b
 
 

@@ -34,6 +34,7 @@ EXPERIMENTS: dict[str, str] = {
     "hmc": "bicrit.reproduce.hmc:hmc",
     "hmc-fun": "bicrit.reproduce.hmc:hmc_fun",
     "hmc-go": "bicrit.reproduce.hmc:hmc_go",
+    "hmc-others": "bicrit.reproduce.hmc:hmc_others",
 }
 
 

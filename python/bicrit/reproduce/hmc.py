@@ -11,24 +11,36 @@ Protocol (the field's; docs/hierarchy-scores.md), per dataset:
    (all their pairs are negatives).
 2. **Selection on valid only.** Every method's hyper-parameters are chosen by the AU(PRC) on
    ``valid`` of a model fitted on ``train``: for the bicrit models, C × ``multilabel_loss``
-   (:data:`GRID`; :data:`GRID_DAG` on the GO sets) with the node probabilities of
-   :class:`~bicrit.hierarchy.NodeCalibration`, cross-calibrated on valid (Platt fitted on one
-   half, applied to the other, and back); for logistic regression, C (:data:`LOGISTIC_C`).
-   Seed 0; the test split is not read.
+   (:data:`GRID`; :data:`GRID_DAG` on the GO sets) × the score reported — the node
+   probabilities of :class:`~bicrit.hierarchy.NodeCalibration`, cross-calibrated on valid
+   (Platt fitted on one half, applied to the other, and back), or the raw max-marginal
+   margins (``score`` in the rows; per-node Platt needs held-out positives of every node, and
+   on a hierarchy with about as many nodes as valid instances, Diatoms, it ranks worse than
+   the margins); for logistic regression, C (:data:`LOGISTIC_C`). Seed 0; the test split is
+   not read.
 3. **Final fits on train + valid** with the chosen hyper-parameters, one per seed (the seed
    orders SGD's instances and draws the calibration folds). The calibration of the final
-   model is fitted on out-of-fold node scores of train + valid (:data:`CAL_FOLDS` models, each
-   trained on the other folds with the same hyper-parameters) — cross-fitting, so that no
-   instance scored for the calibration was seen by the model that scored it.
+   model (:data:`CALIBRATION`) is fitted on node scores of instances the scoring model did
+   not see: ``"crossfit"`` — out-of-fold node scores of train + valid (:data:`CAL_FOLDS`
+   models per seed, each trained on the other folds with the same hyper-parameters);
+   ``"valid"`` — the valid node scores of the selection model chosen in step 2 (trained on
+   train, seed 0), kept from the grid, so the calibration costs no fit. Per method, crossfit
+   costs 3 × :data:`CAL_FOLDS` fits more than valid: on the Gene Ontology DAGs, where a fit
+   takes minutes, that is 6 of 13 fits; benches/hierarchy/RESULTS.md compares the two on a
+   FunCat set. The strategy is recorded in every row (``calibration``).
 4. **Test, once per reported number**: AU(PRC) (:func:`bicrit.metrics.hierarchy.au_prc`) over
    every node except the root and, on the Gene Ontology sets, the ontology roots GO0003674,
-   GO0005575 and GO0008150 (:data:`SKIP`), of the calibrated probabilities; the raw
-   max-marginal margins' AU(PRC) is reported beside it (``test_raw``).
+   GO0005575 and GO0008150 (:data:`SKIP`), of the score chosen on valid (``test``); the raw
+   max-marginal margins' AU(PRC) is always reported beside it (``test_raw``).
 
 Baselines in the same run: the **frequency prior** (every instance gets each node's frequency in
 train + valid) and **one-vs-rest logistic regression** (one ``LogisticRegression`` per node on
 the standardised features, its probabilities; a node with no positive or no negative training
 instance gets its frequency).
+
+The "others" sets (:data:`OTHERS`: Diatoms, Enron, ImCLEF07A and ImCLEF07D) have no valid
+split: a seeded :data:`VALID_FRACTION` of train is held out as valid for step 2 (train + valid
+is then the whole training file).
 
 ``scale`` < 1 subsamples train, valid and train + valid (seeded) and scales the epochs; the
 published numbers then do not apply. With ``out``, every dataset's per-seed rows are written
@@ -51,25 +63,34 @@ import numpy as np
 import polars as pl
 
 __all__ = [
+    "CALIBRATION",
     "CAL_FOLDS",
     "FIT",
     "GRID",
     "GRID_DAG",
     "LOGISTIC_C",
     "MODELS",
+    "OTHERS",
     "PUBLISHED",
     "SETS",
     "SKIP",
+    "VALID_FRACTION",
     "evaluated_nodes",
     "hmc",
     "hmc_fun",
     "hmc_go",
+    "hmc_others",
     "run_set",
 ]
 
 _BASES = ("cellcycle", "derisi", "eisen", "gasch1", "gasch2", "seq", "spo")
 #: The FunCat (tree) and Gene Ontology (DAG) sets of the issue, in table order.
 SETS: tuple[str, ...] = tuple(f"{b}_FUN" for b in _BASES) + tuple(f"{b}_GO" for b in _BASES)
+#: The "others" sets of the Clus HMC collection (trees; no valid split).
+OTHERS: tuple[str, ...] = ("Diatoms", "Enron_corr", "ImCLEF07A", "ImCLEF07D")
+
+#: Share of the training file held out as valid on the sets without a valid split.
+VALID_FRACTION = 0.2
 
 #: C-HMCNN's published test AU(PRC) (Giunchiglia & Lukasiewicz 2020, table 2).
 PUBLISHED: dict[str, float] = {
@@ -87,6 +108,10 @@ PUBLISHED: dict[str, float] = {
     "gasch2_GO": 0.414,
     "seq_GO": 0.446,
     "spo_GO": 0.382,
+    "Diatoms": 0.758,
+    "Enron_corr": 0.756,
+    "ImCLEF07A": 0.956,
+    "ImCLEF07D": 0.927,
 }
 
 #: Node names left out of the AU(PRC): the root and the three Gene Ontology roots.
@@ -102,8 +127,9 @@ GRID: dict[str, tuple[Any, ...]] = {
 }
 
 #: The grid on the Gene Ontology DAGs: a fit there costs 5–20 times one on a FunCat tree
-#: (a min-cut per inference over up to 4,000 nodes), and C = 1 was never chosen on valid by
-#: the fast models of the FunCat sets; benches/hierarchy/RESULTS-hmc.md.
+#: (a min-cut per inference over up to 4,000 nodes), and on the FunCat sets C = 1 was never
+#: chosen on valid for flat or HSVM (it was for NHSVM on all five sets, SSVM on one: their GO
+#: rows may be cut short by this grid); benches/hierarchy/RESULTS.md, "Clus HMC AU(PRC)".
 GRID_DAG: dict[str, tuple[Any, ...]] = {
     "C": (0.01, 0.1),
     "multilabel_loss": ("auto", "weighted"),
@@ -115,8 +141,11 @@ FIT: dict[str, Any] = {"max_epochs": 10, "tol": 1e-3, "alpha_every": 3, "max_alt
 #: C of one-vs-rest logistic regression, chosen on valid.
 LOGISTIC_C = (0.001, 0.01, 0.1)
 
-#: Folds of the out-of-fold node scores the final models are calibrated on.
+#: Folds of the out-of-fold node scores the final models are calibrated on ("crossfit").
 CAL_FOLDS = 2
+
+#: The calibration of the final models by hierarchy kind (module docstring, step 3).
+CALIBRATION: dict[str, str] = {"tree": "crossfit", "DAG": "valid"}
 
 
 def evaluated_nodes(hierarchy: Any) -> np.ndarray:
@@ -205,14 +234,21 @@ def _final_probs(
     X_test: np.ndarray,
     seed: int,
     epochs: int,
+    held_out: tuple[np.ndarray, list[np.ndarray]] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, float]:
     """(calibrated probabilities, raw node scores) on ``X_test`` of the model trained on
-    ``fit`` and calibrated on out-of-fold node scores; and the final fit's time."""
+    ``fit``, and the final fit's time. The calibration is fitted on ``held_out`` (node scores
+    of instances the model that scored them did not see, and their labels: "valid") or, when
+    it is None, on out-of-fold node scores of ``fit`` ("crossfit")."""
     from bicrit.hierarchy import NodeCalibration
 
     t0 = time.perf_counter()
     final = _svm(hierarchy, params, seed, epochs).fit(fit.X, fit.Y)
     fit_s = time.perf_counter() - t0
+    S = final.node_scores(X_test)
+    if held_out is not None:
+        cal = NodeCalibration(final).fit_scores(*held_out)
+        return cal.predict_proba_scores(S), S, fit_s
     rng = np.random.default_rng(seed)
     folds = np.array_split(rng.permutation(len(fit.Y)), CAL_FOLDS)
     S_oof = np.empty((len(fit.Y), hierarchy.n_nodes))
@@ -222,7 +258,6 @@ def _final_probs(
         m = _svm(hierarchy, params, seed, epochs).fit(part.X, part.Y)
         S_oof[held] = m.node_scores(fit.X[held])
     cal = NodeCalibration(final).fit_scores(S_oof, fit.Y)
-    S = final.node_scores(X_test)
     return cal.predict_proba_scores(S), S, fit_s
 
 
@@ -232,35 +267,55 @@ def run_set(
     seeds: int = 3,
     scale: float = 1.0,
     models: Sequence[str] = MODELS,
+    baselines: Sequence[str] = ("prior", "logistic"),
     grid: dict[str, tuple[Any, ...]] | None = None,
+    calibration: str | None = None,
     out: Path | None = None,
     log: Any = print,
 ) -> pl.DataFrame:
     """The protocol of the module docstring on ``clus_hmc/<name>``: one row per (method,
     seed) with the chosen hyper-parameters, the valid and test AU(PRC), and fit times.
 
-    ``grid`` defaults to :data:`GRID` on trees and :data:`GRID_DAG` on DAGs. With ``out``, the
+    ``grid`` defaults to :data:`GRID` on trees and :data:`GRID_DAG` on DAGs, ``calibration``
+    ("crossfit" or "valid", module docstring) to :data:`CALIBRATION`; ``baselines`` are the
+    baselines to run ("prior", "logistic"). With ``out``, the
     methods already in ``<out>/<name>.csv`` are reused and the table is rewritten after each
     method, so that a run can be split by model and resumed."""
     from bicrit._atomic import write_text
     from bicrit.datasets import load
+    from bicrit.errors import InvalidParameterError
     from bicrit.metrics.hierarchy import au_prc
 
+    if calibration not in (None, "crossfit", "valid"):
+        raise InvalidParameterError(
+            f"calibration must be 'crossfit' or 'valid', got {calibration!r}"
+        )
     path = None if out is None else Path(out) / f"{name}.csv"
     vpath = None if out is None else Path(out) / f"{name}_valid.csv"
     done = pl.read_csv(path) if path is not None and path.exists() else None
-    done_valid = pl.read_csv(vpath) if vpath is not None and vpath.exists() else None
+    has_valid = vpath is not None and vpath.exists() and bool(vpath.read_text().strip())
+    done_valid = pl.read_csv(vpath) if has_valid else None  # empty: baselines without a grid
     have = set() if done is None else set(done["method"].to_list())
-    todo = [m for m in ("prior", "logistic", *models) if m not in have]
+    todo = [m for m in (*baselines, *models) if m not in have]
     if done is not None and not todo:
         log(f"{name}: reusing {path}")
         return done
-    raw = {s: load(f"clus_hmc/{name}", s) for s in ("train", "valid", "test")}
+    raw = {s: load(f"clus_hmc/{name}", s) for s in ("train", "test")}
     h = raw["train"].hierarchy
     M = h.n_nodes
     keep = evaluated_nodes(h)
+    kind = "tree" if h.is_tree else "DAG"
     grid = grid if grid is not None else (GRID if h.is_tree else GRID_DAG)
+    calibration = calibration if calibration is not None else CALIBRATION[kind]
     split = {s: _Data(d.X, list(d.Y)) for s, d in raw.items()}
+    if name in OTHERS:  # no valid split: a seeded share of train (module docstring)
+        perm = np.random.default_rng(0).permutation(len(split["train"].Y))
+        n_valid = round(VALID_FRACTION * len(perm))
+        split["valid"] = split["train"].subset(np.sort(perm[:n_valid]))
+        split["train"] = split["train"].subset(np.sort(perm[n_valid:]))
+    else:
+        d = load(f"clus_hmc/{name}", "valid")
+        split["valid"] = _Data(d.X, list(d.Y))
     rng = np.random.default_rng(12345)
 
     def shrink(d: _Data) -> _Data:
@@ -289,7 +344,7 @@ def run_set(
     def ap(Y: list[np.ndarray], S: np.ndarray) -> float:
         return au_prc(Y, S, exclude=np.setdiff1d(np.arange(M), keep))
 
-    base = {"set": name, "kind": "tree" if h.is_tree else "DAG"}
+    base = {"set": name, "kind": kind}
     if "prior" in todo:
         v, t = (
             ap(valid.Y, _prior(train.Y, M, len(valid.Y))),
@@ -338,7 +393,8 @@ def run_set(
         save()
     # bicrit's models: hyper-parameters on valid, then train + valid per seed
     for model in (m for m in todo if m in models):
-        best: tuple[float, dict[str, Any]] | None = None
+        # (valid AU(PRC), params, the selection model's valid node scores, score kind)
+        best: tuple[float, dict[str, Any], np.ndarray, str] | None = None
         for values in itertools.product(*grid.values()):
             params = {"model": model, **dict(zip(grid, values, strict=True))}
             t0 = time.perf_counter()
@@ -351,21 +407,26 @@ def run_set(
                 {**base, "method": model, "params": label, "valid": v, "valid_raw": ap(valid.Y, S)}
             )
             log(f"{name}: {model} {label}: valid {v:.4f} ({fit_s:.0f} s)")
-            if best is None or v > best[0]:
-                best = (v, params)
+            # the score is chosen on valid too: calibrated, or the raw margins (ties: calibrated)
+            for score, value in (("calibrated", v), ("raw", valid_rows[-1]["valid_raw"])):
+                if best is None or value > best[0]:
+                    best = (value, params, S, score)
         assert best is not None
-        v_best, params = best
+        v_best, params, S_valid, score = best
+        held_out = (S_valid, valid.Y) if calibration == "valid" else None
         label = ", ".join(f"{k}={params[k]}" for k in grid)
         for seed in range(seeds):
-            P, S, fit_s = _final_probs(h, params, both_i, Xte, seed, epochs)
+            P, S, fit_s = _final_probs(h, params, both_i, Xte, seed, epochs, held_out)
             rows.append(
                 {
                     **base,
                     "method": model,
                     "seed": seed,
                     "params": label,
+                    "calibration": calibration,
+                    "score": score,
                     "valid": v_best,
-                    "test": ap(test.Y, P),
+                    "test": ap(test.Y, P if score == "calibrated" else S),
                     "test_raw": ap(test.Y, S),
                     "fit_s": fit_s,
                 }
@@ -426,9 +487,9 @@ def _run(sets: Sequence[str], scale: float, seeds: int, out: Path | None) -> pl.
 
 
 def hmc(scale: float = 1.0, seeds: int = 3, out: Path | None = None) -> pl.DataFrame:
-    """Clus HMC AU(PRC): the 7 FunCat and 7 GO sets, bicrit's models beside the prior, logistic
-    regression and C-HMCNN."""
-    return _run(SETS, scale, seeds, out)
+    """Clus HMC AU(PRC): the 7 FunCat, 7 GO and 4 "others" sets, bicrit's models beside the
+    prior, logistic regression and C-HMCNN."""
+    return _run(SETS + OTHERS, scale, seeds, out)
 
 
 def hmc_fun(scale: float = 1.0, seeds: int = 3, out: Path | None = None) -> pl.DataFrame:
@@ -439,3 +500,8 @@ def hmc_fun(scale: float = 1.0, seeds: int = 3, out: Path | None = None) -> pl.D
 def hmc_go(scale: float = 1.0, seeds: int = 3, out: Path | None = None) -> pl.DataFrame:
     """Clus HMC AU(PRC) on the 7 Gene Ontology (DAG) sets."""
     return _run(SETS[7:], scale, seeds, out)
+
+
+def hmc_others(scale: float = 1.0, seeds: int = 3, out: Path | None = None) -> pl.DataFrame:
+    """Clus HMC AU(PRC) on the 4 "others" sets (Diatoms, Enron, ImCLEF07A, ImCLEF07D)."""
+    return _run(OTHERS, scale, seeds, out)
