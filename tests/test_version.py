@@ -38,7 +38,9 @@ def test_metadata_and_native_module_agree() -> None:
 def test_cli_version() -> None:
     out = subprocess.run(
         [sys.executable, "-m", "bicrit.cli", "--version"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     assert out.strip() == f"bicrit {bicrit.__version__}"
 

@@ -151,8 +151,16 @@ def _chromium() -> str:
 
 
 def _run(browser: str, *args: str) -> str:
-    cmd = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-           "--allow-file-access-from-files", "--virtual-time-budget=10000", *args]
+    cmd = [
+        browser,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--hide-scrollbars",
+        "--allow-file-access-from-files",
+        "--virtual-time-budget=10000",
+        *args,
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout

@@ -45,7 +45,8 @@ def combine(a: dict[str, Any], b: dict[str, Any], kind: str) -> dict[str, Any]:
     """The sum of two round results (or partial sums) of learner ``kind``: cuts, weight
     changes, counts and dual shares add; times and sizes are kept per partition."""
     out: dict[str, Any] = {
-        "time": {**a["time"], **b["time"]}, "bytes": {**a["bytes"], **b["bytes"]}
+        "time": {**a["time"], **b["time"]},
+        "bytes": {**a["bytes"], **b["bytes"]},
     }
     out["n"] = a["n"] + b["n"]
     if kind == "cutting-plane":

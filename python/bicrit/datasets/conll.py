@@ -229,12 +229,8 @@ def read_conll(
         cur.append(fields)
     flush()
     for tag_name, first_line in tag_lines.items():
-        if tag_name != "O" and (
-            len(tag_name) < 3 or tag_name[0] not in "BI" or tag_name[1] != "-"
-        ):
-            raise DataFormatError(
-                p, first_line, f"tag {tag_name!r} is not O, B-type or I-type"
-            )
+        if tag_name != "O" and (len(tag_name) < 3 or tag_name[0] not in "BI" or tag_name[1] != "-"):
+            raise DataFormatError(p, first_line, f"tag {tag_name!r} is not O, B-type or I-type")
     if column_names is not None:
         names = list(column_names[1:-1])
     else:

@@ -55,7 +55,11 @@ class FeatureMoments:
 
     def scale(self) -> tuple[np.ndarray | None, np.ndarray]:
         """``(mean, scale)``: see :func:`fit_scale`."""
-        m = self.max_abs if self.max_abs is not None else np.sqrt(self.m2 / self.n)
+        if self.max_abs is not None:
+            m = self.max_abs
+        else:
+            assert self.m2 is not None  # dense moments hold m2 (of)
+            m = np.sqrt(self.m2 / self.n)
         return self.mean, np.where(np.isfinite(m) & (m > 0), m, 1.0)
 
 

@@ -41,7 +41,11 @@ def structure(name: str, **params: Any) -> Any:
 
 #: The built-in structure classes; what each is and can answer comes from the native catalog.
 BUILTIN_CLASSES: tuple[type[Structure], ...] = (
-    Multiclass, Chain, HierarchyStructure, Dependency, Multilabel
+    Multiclass,
+    Chain,
+    HierarchyStructure,
+    Dependency,
+    Multilabel,
 )
 
 

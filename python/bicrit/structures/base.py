@@ -201,8 +201,12 @@ class Structure(ABC):
         cone: Cone | None = None,
     ) -> list[list[Answer]]:
         """``oracle`` over many instances with the same query."""
-        given = {"margin_coef": (margin_coef, 1.0), "tiebreak": (tiebreak, None), "k": (k, 1),
-                 "cone": (cone, None)}
+        given = {
+            "margin_coef": (margin_coef, 1.0),
+            "tiebreak": (tiebreak, None),
+            "k": (k, 1),
+            "cone": (cone, None),
+        }
         query: dict[str, Any] = {k: v for k, (v, default) in given.items() if v != default}
         return [self.oracle(w, x, y, coef, **query) for x, y in zip(_rows(X), Y, strict=True)]
 
