@@ -312,6 +312,18 @@ def test_bad_parameters(params: dict, match: str) -> None:
         bicrit.structure("multilabel", n_labels=3, n_features=2, **params)
 
 
+@pytest.mark.parametrize(
+    ("n_labels", "edges"),
+    [(2**63, [(0, 1)]), (2**62, "full"), (2**61, "chain"), (2**40, [(0, 1)])],
+)
+def test_sizes_that_fit_no_weight_vector_are_refused(n_labels: int, edges: object) -> None:
+    """A K (e.g. from a damaged model file) whose K·d + 4|E| weights overflow is one error,
+    raised before any per-label table or edge list is built (it was a capacity-overflow
+    panic in the tree inference's forest)."""
+    with pytest.raises(InvalidParameterError, match="do not fit a weight vector"):
+        bicrit.structure("multilabel", edges=edges, n_labels=n_labels, n_features=2**30)
+
+
 def test_exact_refuses_large_k_and_relaxed_refuses_ban_and_kbest() -> None:
     with pytest.raises(InvalidParameterError, match="inference='relaxed'"):
         bicrit.structure("multilabel", edges="full", inference="exact", n_labels=17, n_features=1)

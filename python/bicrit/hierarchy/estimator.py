@@ -60,6 +60,7 @@ from bicrit.errors import (
     IncompatibleError,
     InvalidInputError,
     InvalidParameterError,
+    ModelFormatError,
 )
 from bicrit.estimators import validation
 from bicrit.estimators.model_format import register_estimator
@@ -669,6 +670,15 @@ class HierarchicalSVM(StructuredSVM):
         self.intercept_scaling_ = None if c is None else float(c)
         self.scale_std_ = arrays.get("scale_std")
         self.scale_mean_ = arrays.get("scale_mean")
+        d_in = getattr(self, "n_features_in_", None)  # the scaling acts on the input columns
+        for name in ("scale_std", "scale_mean"):
+            a = arrays.get(name)
+            if a is not None and (
+                a.ndim != 1 or a.dtype.kind != "f" or (d_in is not None and a.shape[0] != d_in)
+            ):
+                raise ModelFormatError(f"{name} is {a.dtype} {a.shape}, expected float ({d_in},)")
+        if self.scale_mean_ is not None and self.scale_std_ is None:
+            raise ModelFormatError("scale_mean without scale_std")
         self.hierarchy_ = s.hierarchy
         self._label_space_ = s.labels
         self._layout_ = s.layout

@@ -173,7 +173,14 @@ class Multilabel(NativeStructure):
 
     def _build(self, n_labels: int, n_features: int, Y: np.ndarray | None) -> None:
         spec, reason = auto_edges(self.edges, n_labels)
+        native = None
         if isinstance(spec, str):
+            if spec in ("full", "chain"):
+                # built first: the native structure refuses sizes that do not fit a weight
+                # vector before this side lists K² or K edges
+                native = _native.multilabel_structure(
+                    n_labels, n_features, spec, self.inference, self.relaxed_solver
+                )
             if spec == "full":
                 edge_list = list(combinations(range(n_labels), 2))
             elif spec == "chain":
@@ -184,7 +191,7 @@ class Multilabel(NativeStructure):
                         "edges='tree' is learnt from the training labels: call initialize(X, Y)"
                     )
                 edge_list = [tuple(e) for e in _native.multilabel_chow_liu(Y)]
-            native_edges: Any = spec if spec != "tree" else edge_list
+            native_edges: Any = edge_list
         else:
             try:
                 pairs = [(int(a), int(b)) for a, b in spec]
@@ -194,9 +201,11 @@ class Multilabel(NativeStructure):
                 ) from None
             native_edges = pairs
             edge_list = [(min(a, b), max(a, b)) for a, b in pairs]
-        self._native = _native.multilabel_structure(
-            n_labels, n_features, native_edges, self.inference, self.relaxed_solver
-        )
+        if native is None:
+            native = _native.multilabel_structure(
+                n_labels, n_features, native_edges, self.inference, self.relaxed_solver
+            )
+        self._native = native
         self.n_labels, self.n_features = n_labels, n_features
         self.edges_ = np.array(edge_list, dtype=np.int64).reshape(-1, 2)
         caps = self._native.capabilities

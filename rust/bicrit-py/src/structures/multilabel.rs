@@ -3,7 +3,8 @@
 
 use bicrit_core::Error;
 use bicrit_structures::multilabel::{
-    chain_edges, chow_liu_tree, full_edges, validate_edges, Inference, RelaxedSolver,
+    chain_edges, check_sizes, chow_liu_tree, full_edge_count, full_edges, validate_edges, Inference,
+    RelaxedSolver,
 };
 use bicrit_structures::{MlLabel, Multilabel};
 use numpy::{
@@ -165,6 +166,14 @@ pub fn multilabel_structure(
     relaxed_solver: &str,
 ) -> PyResult<NativeStructure> {
     let err = |e: Error| errors::to_py(py, e);
+    // sizes first: full_edges and the inference's per-label tables allocate O(K) to O(K²)
+    let named = edges.cast::<PyString>().ok().map(|s| s.to_str().map(str::to_owned)).transpose()?;
+    let n_edges = match named.as_deref() {
+        Some("full") => full_edge_count(n_labels),
+        Some("chain") => n_labels.saturating_sub(1),
+        _ => edges.len().unwrap_or(0),
+    };
+    check_sizes(n_labels, n_features, n_edges).map_err(err)?;
     let list = if let Ok(s) = edges.cast::<PyString>() {
         match s.to_str()? {
             "full" => full_edges(n_labels),

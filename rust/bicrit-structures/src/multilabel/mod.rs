@@ -145,6 +145,25 @@ pub struct Multilabel {
     forest: Option<Forest>,
 }
 
+/// Checks that K labels × d features and `n_edges` edges fit one weight vector (K·d + 4|E|
+/// entries, at most `isize::MAX / 8` f64s) before anything of size K is allocated: a corrupt
+/// model file or a wrong argument is an error, not a capacity-overflow panic.
+pub fn check_sizes(n_labels: usize, n_features: usize, n_edges: usize) -> Result<()> {
+    let size =
+        n_labels.checked_mul(n_features).and_then(|s| n_edges.checked_mul(4).and_then(|e| s.checked_add(e)));
+    if size.is_none_or(|s| s > isize::MAX as usize / 8) {
+        return Err(Error::param(format!(
+            "{n_labels} labels × {n_features} features and {n_edges} edges do not fit a weight vector"
+        )));
+    }
+    Ok(())
+}
+
+/// The number of edges of the full graph over `n_labels` labels (saturating).
+pub fn full_edge_count(n_labels: usize) -> usize {
+    n_labels.saturating_mul(n_labels.saturating_sub(1)) / 2
+}
+
 impl Multilabel {
     /// A structure over `n_labels ≥ 1` labels, `n_features ≥ 1` features and validated `edges`
     /// (oriented i < j, e.g. from [`full_edges`], [`chain_edges`], [`chow_liu_tree`] or
@@ -161,6 +180,7 @@ impl Multilabel {
         if n_features == 0 {
             return Err(Error::param("n_features must be at least 1"));
         }
+        check_sizes(n_labels, n_features, edges.len())?;
         let pairs: Vec<(i64, i64)> = edges.iter().map(|&(i, j)| (i as i64, j as i64)).collect();
         let checked = validate_edges(n_labels, &pairs)?;
         if inference == Inference::Exact && n_labels > MAX_EXACT_LABELS {
