@@ -384,10 +384,10 @@ def _cmd_train(args: argparse.Namespace) -> int:
     ]
     print(type(est0).__name__ + (" (C chosen on held-out data, --tune)" if args.tune else ""))
     _print_table(columns, rows)
-    if cut is not None:
-        print(f"{cut} (interrupted): stopped before its first epoch finished, not in the table")
     for graph in dict.fromkeys(s["edges"] for _, s, _ in results if "edges" in s):
         print(f"label graph: {graph}")  # the graph edges="auto" chose, and why
+    if cut is not None:  # last: what the interruption left out of the table
+        print(f"{cut} (interrupted): stopped before its first epoch finished, not in the table")
     if save is not None and not interrupted:
         est0.save(save)
         print(f"saved: {save}")
