@@ -44,3 +44,13 @@ def test_error_kinds_map_to_classes(kind: str, cls: type, base: type) -> None:
         _native._error_for_tests(kind, "the message")
     assert isinstance(info.value, BicritError)
     assert isinstance(info.value, base)
+
+
+def test_one_build_of_the_native_module() -> None:
+    """Python prefers ``_native.cpython-3XX-….so`` to ``_native.abi3.so``: a stale per-version
+    build left beside the abi3 one (a work tree from before the wheels were abi3) would be
+    loaded instead of the current build."""
+    from pathlib import Path
+
+    builds = sorted(p.name for p in Path(bicrit.__file__).parent.glob("_native*.so"))
+    assert len(builds) == 1, f"several builds of bicrit._native: {builds}; delete the stale ones"
