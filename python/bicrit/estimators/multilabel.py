@@ -11,7 +11,7 @@ import scipy.sparse as sp
 from bicrit import datasets
 from bicrit.errors import InvalidInputError, InvalidParameterError, ModelFormatError
 from bicrit.estimators import validation
-from bicrit.estimators.scaling import FeatureMoments, apply_scale, check_saved_scale, fit_scale
+from bicrit.estimators.scaling import apply_scale, check_saved_scale, learn_scale
 from bicrit.estimators.structured import StructuredSVM, _init_params
 
 __all__ = ["MultiLabelSVM"]
@@ -135,8 +135,8 @@ class MultiLabelSVM(StructuredSVM):
         continuing = bool(self.warm_start) and hasattr(self, "coef_")
         self._moments = None
         if self.scale and not continuing:
-            self._moments = FeatureMoments.of(X)
-            self.scale_mean_, self.scale_std_ = fit_scale(X, (shared or {}).get("features"))
+            shared_moments = (shared or {}).get("features")
+            self._moments, self.scale_mean_, self.scale_std_ = learn_scale(X, shared_moments)
         elif not self.scale:
             self.scale_mean_ = self.scale_std_ = None
         return self._transform(X), Y

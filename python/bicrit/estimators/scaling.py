@@ -16,7 +16,7 @@ import scipy.sparse as sp
 
 from bicrit.errors import InvalidInputError, ModelFormatError
 
-__all__ = ["FeatureMoments", "apply_scale", "check_saved_scale", "fit_scale"]
+__all__ = ["FeatureMoments", "apply_scale", "check_saved_scale", "learn_scale"]
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,9 @@ class FeatureMoments:
         return FeatureMoments(n, mean=mean, m2=m2)
 
     def scale(self) -> tuple[np.ndarray | None, np.ndarray]:
-        """``(mean, scale)``: see :func:`fit_scale`."""
+        """``(mean, scale)``: the column means (``None`` for sparse features) and the column
+        standard deviations (largest absolute values for sparse features); a constant column
+        gets scale 1."""
         if self.max_abs is not None:
             m = self.max_abs
         else:
@@ -63,17 +65,18 @@ class FeatureMoments:
         return self.mean, np.where(np.isfinite(m) & (m > 0), m, 1.0)
 
 
-def fit_scale(
-    X: Any, moments: FeatureMoments | None = None
-) -> tuple[np.ndarray | None, np.ndarray]:
-    """``(mean, scale)`` of the training features ``X``: the column means (``None`` for sparse
-    ``X``) and the column standard deviations (largest absolute values for sparse ``X``), from
-    ``moments`` when given (those of all the training data, when ``X`` is one part of it)."""
-    return (moments or FeatureMoments.of(X)).scale()
+def learn_scale(
+    X: Any, shared: FeatureMoments | None = None
+) -> tuple[FeatureMoments, np.ndarray | None, np.ndarray]:
+    """``(moments of X, mean, scale)``: the scaling a fit learns from its training features
+    ``X`` — from the ``shared`` moments of all the training data when ``X`` is one part of it
+    (:meth:`StructuredSVM._fit_statistics`)."""
+    moments = FeatureMoments.of(X)
+    return (moments, *(shared or moments).scale())
 
 
 def apply_scale(X: Any, mean: np.ndarray | None, scale: np.ndarray | None) -> Any:
-    """``X`` scaled as :func:`fit_scale` learned (unchanged when ``scale`` is ``None``)."""
+    """``X`` scaled as :func:`learn_scale` learned (unchanged when ``scale`` is ``None``)."""
     if scale is None:
         return X
     if X.shape[1] != scale.shape[0]:

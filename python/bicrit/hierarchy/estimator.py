@@ -63,7 +63,12 @@ from bicrit.errors import (
 )
 from bicrit.estimators import validation
 from bicrit.estimators.model_format import register_estimator
-from bicrit.estimators.scaling import FeatureMoments, apply_scale, check_saved_scale
+from bicrit.estimators.scaling import (
+    FeatureMoments,
+    apply_scale,
+    check_saved_scale,
+    learn_scale,
+)
 from bicrit.estimators.structured import StructuredSVM, _init_params
 from bicrit.hierarchy.graph import Hierarchy
 from bicrit.hierarchy.labels import add_virtual_leaves, check_labels, terminals
@@ -311,9 +316,11 @@ class HierarchicalSVM(StructuredSVM):
                 ) from None
             raise
         if fitting:
-            self._moments = FeatureMoments.of(X) if self.scale else None
-            moments = (shared or {}).get("features") or self._moments
-            self.scale_mean_, self.scale_std_ = moments.scale() if moments else (None, None)
+            self._moments: FeatureMoments | None = None
+            self.scale_mean_ = self.scale_std_ = None
+            if self.scale:
+                shared_moments = (shared or {}).get("features")
+                self._moments, self.scale_mean_, self.scale_std_ = learn_scale(X, shared_moments)
         X = apply_scale(X, self.scale_mean_, self.scale_std_)
         Xc = sp.csr_array(X)  # float32 kept as given
         if self.n_hashed_features is not None:
