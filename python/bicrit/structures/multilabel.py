@@ -21,7 +21,7 @@ import numpy as np
 from bicrit import _native
 from bicrit.errors import InvalidInputError, InvalidParameterError
 from bicrit.structures._inputs import as_csr_tuple
-from bicrit.structures.native import NativeStructure
+from bicrit.structures.native import MatrixStructure
 
 __all__ = ["MAX_EXACT_LABELS", "LabelCounts", "Multilabel"]
 
@@ -117,7 +117,7 @@ class LabelCounts:
         return [(int(a), int(b)) for a, b in edges]
 
 
-class Multilabel(NativeStructure):
+class Multilabel(MatrixStructure):
     """Pairwise binary MRF over K labels with Hamming loss.
 
     φ(x, y) = [x·y_0, …, x·y_{K−1}, edge-state indicators (4 per edge)], of length
@@ -158,7 +158,6 @@ class Multilabel(NativeStructure):
     """
 
     name = "multilabel"
-    matrix_input = True
     report_names = (
         ("subset_accuracy", "subset acc"),
         ("jaccard_accuracy", "Jaccard acc (thesis Acc)"),
@@ -261,12 +260,6 @@ class Multilabel(NativeStructure):
             label_counts = LabelCounts.of(Ym)
         self._build(int(Ym.shape[1]), int(n_features), label_counts if learnt else None)
         return self
-
-    def _x_one(self, x: Any) -> Any:
-        return as_csr_tuple(x, name="x", n_features=self.n_features, one_row=True)
-
-    def _x_many(self, X: Any) -> Any:
-        return as_csr_tuple(X, name="X", n_features=self.n_features)
 
     def _y_one(self, y: Any) -> Any:
         if isinstance(y, tuple):
