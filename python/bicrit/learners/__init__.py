@@ -167,7 +167,8 @@ def _training(structure: Any, X: Any, Y: Any, learner: str, params: Mapping[str,
     from bicrit.learners.fit import Training
 
     spec = Learner(learner, **params)  # the parameters are checked before the data
-    return Training(structure, *structure.native_inputs(X, Y), spec)
+    Xn, Yn = structure.native_inputs(X, Y)
+    return Training(structure, Xn, Yn, spec)
 
 
 def train(
