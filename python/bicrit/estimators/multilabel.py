@@ -9,7 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from bicrit import datasets
-from bicrit.errors import InvalidInputError, InvalidParameterError, ModelFormatError
+from bicrit.errors import InvalidInputError, ModelFormatError, check_flag
 from bicrit.estimators import validation
 from bicrit.estimators.scaling import apply_scale, check_saved_scale, learn_scale
 from bicrit.estimators.structured import StructuredSVM, _init_params
@@ -111,8 +111,7 @@ class MultiLabelSVM(StructuredSVM):
 
     def _check_params(self) -> None:
         super()._check_params()
-        if not isinstance(self.scale, bool | np.bool_):
-            raise InvalidParameterError(f"scale must be True or False, got {self.scale!r}")
+        check_flag("scale", self.scale)
 
     def _split(self, X: Any, Y: Any) -> tuple[Any, Any]:
         from bicrit.datasets import MultiLabelDataset

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from bicrit import datasets
-from bicrit.errors import InvalidInputError, InvalidParameterError, ModelFormatError
+from bicrit.errors import InvalidInputError, InvalidParameterError, ModelFormatError, check_choice
 from bicrit.estimators.structured import StructuredSVM, _init_params
 from bicrit.structures.chain import is_iob
 
@@ -107,8 +107,7 @@ class SequenceSVM(StructuredSVM):
 
     def _check_params(self) -> None:
         super()._check_params()
-        if self.loss not in ("hamming", "segment"):
-            raise InvalidParameterError(f"loss must be 'hamming' or 'segment', got {self.loss!r}")
+        check_choice("loss", self.loss, ("hamming", "segment"))
 
     def _structure_spec(self) -> tuple[Any, dict[str, Any]]:
         params: dict[str, Any] = {"loss": self.loss}

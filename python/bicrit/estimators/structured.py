@@ -23,7 +23,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils._available_if import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from bicrit.errors import InvalidInputError, InvalidParameterError, ModelFormatError
+from bicrit.errors import InvalidInputError, InvalidParameterError, ModelFormatError, check_flag
 from bicrit.estimators import validation
 from bicrit.estimators.pieces import (
     PickledStructure,
@@ -307,8 +307,7 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
 
     def _check_params(self) -> None:
         validation.check_common(self)
-        if not isinstance(getattr(self, "check_oracle", False), bool):
-            raise InvalidParameterError(f"check_oracle must be a bool, got {self.check_oracle!r}")
+        check_flag("check_oracle", getattr(self, "check_oracle", False))
 
     def _learner_name(self, surrogate: Any) -> str:
         """``learner``, with ``"auto"`` resolved for ``surrogate``."""

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from bicrit import _native
-from bicrit.errors import InvalidInputError, InvalidParameterError
+from bicrit.errors import InvalidInputError, InvalidParameterError, check_choice
 from bicrit.structures.hierarchy import graph_of
 
 __all__ = [
@@ -98,10 +98,7 @@ def power_alpha(
         ``"auto"`` (the closed form on trees with exact sums and no directional constraints, else
         the conic program), ``"closed_form"`` or ``"conic"``.
     """
-    if method not in ("auto", "closed_form", "conic"):
-        raise InvalidParameterError(
-            f"method must be 'auto', 'closed_form' or 'conic', got {method!r}"
-        )
+    check_choice("method", method, ("auto", "closed_form", "conic"))
     parents, r, names = graph_of(hierarchy, root)
     alpha, _, _ = _native.alpha_power(
         parents,

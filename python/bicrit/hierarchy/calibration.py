@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from bicrit.errors import InvalidInputError, InvalidParameterError
+from bicrit.errors import InvalidInputError, check_flag
 
 __all__ = ["NodeCalibration", "platt_fit"]
 
@@ -152,8 +152,7 @@ class NodeCalibration:
         """Fits on node scores computed elsewhere — e.g. out-of-fold scores of models trained
         like ``estimator`` on the other folds of its training data (cross-fitting, as
         ``bicrit reproduce hmc`` does) — and the gold label sets ``Y``; returns ``self``."""
-        if not isinstance(self.coherent, bool | np.bool_):
-            raise InvalidParameterError(f"coherent must be True or False, got {self.coherent!r}")
+        check_flag("coherent", self.coherent)
         est = self.estimator
         est._check_fitted()
         h = est._original_hierarchy()

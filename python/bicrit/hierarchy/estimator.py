@@ -60,6 +60,8 @@ from bicrit.errors import (
     IncompatibleError,
     InvalidInputError,
     InvalidParameterError,
+    check_choice,
+    check_flag,
 )
 from bicrit.estimators import validation
 from bicrit.estimators.model_format import register_estimator
@@ -244,14 +246,13 @@ class HierarchicalSVM(StructuredSVM):
     def _check_params(self) -> None:
         super()._check_params()
         m = model(self.model)
-        if self.labels not in ("auto", "leaves", "any"):
-            raise InvalidParameterError(
-                f"labels must be 'auto', 'leaves' or 'any', got {self.labels!r}"
-            )
-        if self.layout not in ("auto", "node", "feature"):
-            raise InvalidParameterError(
-                f"layout must be 'auto', 'node' or 'feature', got {self.layout!r}"
-            )
+        check_choice("labels", self.labels, ("auto", "leaves", "any"))
+        check_choice("layout", self.layout, ("auto", "node", "feature"))
+        check_choice("multilabel_loss", self.multilabel_loss, MULTILABEL_LOSSES)
+        check_choice("ssvm_loss", self.ssvm_loss, SSVM_LOSSES)
+        check_flag("scale", self.scale)
+        check_flag("fit_intercept", self.fit_intercept)
+        validation.check_counts(self, "alpha_every", "max_alternations", "batch_size")
         r = self.rho
         if isinstance(r, bool) or not isinstance(r, int | float) or not (1.0 <= r < np.inf):
             raise InvalidParameterError(f"rho must be a number ≥ 1, got {r!r}")
@@ -259,25 +260,8 @@ class HierarchicalSVM(StructuredSVM):
             isinstance(self.T, int | float) and np.isfinite(self.T) and self.T >= 1
         ):
             raise InvalidParameterError(f"T must be None or a finite number ≥ 1, got {self.T!r}")
-        for name in ("alpha_every", "max_alternations", "batch_size"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 1:
-                raise InvalidParameterError(f"{name} must be an int ≥ 1, got {v!r}")
         if not (isinstance(self.alpha_eps, int | float) and 0 <= self.alpha_eps < 1):
             raise InvalidParameterError(f"alpha_eps must be in [0, 1), got {self.alpha_eps!r}")
-        if self.multilabel_loss not in MULTILABEL_LOSSES:
-            raise InvalidParameterError(
-                f"multilabel_loss must be one of {MULTILABEL_LOSSES}, got {self.multilabel_loss!r}"
-            )
-        if self.ssvm_loss not in SSVM_LOSSES:
-            raise InvalidParameterError(
-                f"ssvm_loss must be one of {SSVM_LOSSES}, got {self.ssvm_loss!r}"
-            )
-        for name in ("scale", "fit_intercept"):
-            if not isinstance(getattr(self, name), bool | np.bool_):
-                raise InvalidParameterError(
-                    f"{name} must be True or False, got {getattr(self, name)!r}"
-                )
         c = self.intercept_scaling
         if isinstance(c, bool) or not isinstance(c, int | float) or not (0 < c < np.inf):
             raise InvalidParameterError(f"intercept_scaling must be a number > 0, got {c!r}")
@@ -525,8 +509,7 @@ class HierarchicalSVM(StructuredSVM):
         path to every leaf ``l``. ``level="node"``: :meth:`node_scores`."""
         if level == "node":
             return self.node_scores(X)
-        if level != "leaf":
-            raise InvalidParameterError(f"level must be 'leaf' or 'node', got {level!r}")
+        check_choice("level", level, ("leaf", "node"))
         self._check_fitted()
         X, _ = self._split(X, None)
         Xc = self._check_x(X, fitting=False)

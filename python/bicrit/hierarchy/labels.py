@@ -23,7 +23,7 @@ from typing import Literal
 
 import numpy as np
 
-from bicrit.errors import InvalidInputError, InvalidParameterError
+from bicrit.errors import InvalidInputError, check_choice
 from bicrit.hierarchy.graph import Hierarchy
 
 __all__ = [
@@ -198,8 +198,7 @@ def add_virtual_leaves(
     plus ``suffix``. Original ids do not change, so α of the original nodes and weight rows line
     up; :meth:`VirtualLeaves.to_original` maps predictions back.
     """
-    if nodes not in ("terminals", "all"):
-        raise InvalidParameterError(f"nodes must be 'terminals' or 'all', got {nodes!r}")
+    check_choice("nodes", nodes, ("terminals", "all"))
     n = hierarchy.n_nodes
     children = hierarchy.children
     if nodes == "all":

@@ -26,7 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from bicrit import _native
-from bicrit.errors import InvalidInputError, InvalidParameterError
+from bicrit.errors import InvalidInputError, InvalidParameterError, check_choice
 from bicrit.structures._inputs import CsrTuple, as_csr_tuple
 from bicrit.structures.native import NativeStructure
 
@@ -243,10 +243,9 @@ class Chain(NativeStructure):
         self.loss_name = loss
         self.tag_names = tag_names
         self.scheme = scheme
-        if loss not in LOSSES:
-            raise InvalidParameterError(f"loss must be one of {LOSSES}, got {loss!r}")
+        check_choice("loss", loss, LOSSES)
         if str(scheme).lower() not in SCHEMES:
-            raise InvalidParameterError(f"scheme must be one of {SCHEMES}, got {scheme!r}")
+            check_choice("scheme", scheme, SCHEMES)
         if tag_names is not None:
             names = [str(t) for t in tag_names]
             if n_states is not None and int(n_states) != len(names):

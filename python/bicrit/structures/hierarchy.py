@@ -52,7 +52,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from bicrit import _native
-from bicrit.errors import InvalidInputError, InvalidParameterError
+from bicrit.errors import InvalidInputError, InvalidParameterError, check_choice
 from bicrit.structures._inputs import as_csr_tuple
 from bicrit.structures.base import Answer, Cone
 from bicrit.structures.native import MatrixStructure, native_query
@@ -181,19 +181,14 @@ class HierarchyStructure(MatrixStructure):
 
             hierarchy = Hierarchy.from_config(hierarchy)
         self._parents, self._root, self._names = graph_of(hierarchy, root)
-        if labels not in ("any", "leaves"):
-            raise InvalidParameterError(f"labels must be 'any' or 'leaves', got {labels!r}")
-        if loss not in ("node", "leaf", "normalized"):
-            raise InvalidParameterError(
-                f"loss must be 'node', 'leaf' or 'normalized', got {loss!r}"
-            )
+        check_choice("labels", labels, ("any", "leaves"))
+        check_choice("loss", loss, ("node", "leaf", "normalized"))
+        check_choice("layout", layout, ("node", "feature"))
         if loss == "normalized" and multilabel:
             raise InvalidParameterError(
                 "loss='normalized' does not decompose over nodes, so it needs multilabel=False "
                 "(multi-label NHSVM uses the leaf-Hamming approximation loss='leaf')"
             )
-        if layout not in ("node", "feature"):
-            raise InvalidParameterError(f"layout must be 'node' or 'feature', got {layout!r}")
         self.hierarchy = hierarchy
         self.root = root
         self.labels = labels

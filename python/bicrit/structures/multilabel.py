@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from bicrit import _native
-from bicrit.errors import InvalidInputError, InvalidParameterError
+from bicrit.errors import InvalidInputError, InvalidParameterError, check_choice
 from bicrit.structures._inputs import as_csr_tuple
 from bicrit.structures.native import MatrixStructure
 
@@ -187,14 +187,8 @@ class Multilabel(MatrixStructure):
                 "edges must be 'auto', 'full', 'tree', 'chain' or a list of (i, j) pairs, "
                 f"got {edges!r}"
             )
-        if inference not in ("exact", "relaxed", "tree", "auto"):
-            raise InvalidParameterError(
-                f"inference must be 'exact', 'relaxed', 'tree' or 'auto', got {inference!r}"
-            )
-        if relaxed_solver not in ("qpbo", "lp"):
-            raise InvalidParameterError(
-                f"relaxed_solver must be 'qpbo' or 'lp', got {relaxed_solver!r}"
-            )
+        check_choice("inference", inference, ("exact", "relaxed", "tree", "auto"))
+        check_choice("relaxed_solver", relaxed_solver, ("qpbo", "lp"))
         learnt = isinstance(edges, str) and edges in ("tree", "auto")
         if learnt and n_labels is not None:
             learnt = auto_edges(edges, int(n_labels))[0] == "tree"
