@@ -40,6 +40,15 @@ def _order_tags(tags: set[str]) -> list[str]:
     return sorted(tags, key=lambda t: (t != "O", t[2:], t[:2]))
 
 
+def _featurizer_config(featurizer: Any) -> dict[str, Any]:
+    """A featurizer's constructor parameters as JSON (a model file's)."""
+    from bicrit.estimators.pieces import ctor_params
+
+    params = ctor_params(featurizer)
+    params["columns"] = list(params.get("columns", ()))
+    return params
+
+
 class SequenceSVM(StructuredSVM):
     """Sequence labelling (NER, chunking, POS) with a first-order linear chain
     (:class:`bicrit.structures.Chain`), trained with any surrogate.
@@ -224,26 +233,15 @@ class SequenceSVM(StructuredSVM):
     # -- model file ----------------------------------------------------------------------------
 
     def _params_config(self) -> dict[str, Any]:
-        from bicrit.estimators.pieces import ctor_params
-
         out = super()._params_config()
-        f = self.featurizer
-        if f is not None:
-            params = ctor_params(f)
-            params["columns"] = list(params.get("columns", ()))
+        if self.featurizer is not None:
+            params = _featurizer_config(self.featurizer)
             out["featurizer"] = {"featurizer": "SequenceFeaturizer", "params": params}
         return out
 
     def _extra_config(self) -> dict[str, Any]:
-        from bicrit.estimators.pieces import ctor_params
-
-        fp = ctor_params(self.featurizer_)
-        fp["columns"] = list(fp.get("columns", ()))
-        return {
-            "tags": self.tags_,
-            "iob": bool(self.iob_),
-            "featurizer_": fp,
-        }
+        fp = _featurizer_config(self.featurizer_)
+        return {"tags": self.tags_, "iob": bool(self.iob_), "featurizer_": fp}
 
     @classmethod
     def _import(cls, config: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> Any:

@@ -196,20 +196,25 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
             return validation.check_matrix(X, self, fitting=False)
         return X
 
-    def _takes_matrix(self) -> bool:
-        """Whether the structure (fitted, or to build) takes feature matrices."""
+    def _structure_kind(self) -> Any:
+        """The fitted structure, else the structure object or registered factory to build (None
+        for an unknown name, which is reported when the structure is built)."""
         fitted = self.__dict__.get("structure_")
         if fitted is not None:
-            return bool(getattr(fitted, "matrix_input", False))
+            return fitted
         spec, _ = self._structure_spec()
         if isinstance(spec, str):
             from bicrit import registry
 
             try:
-                spec = registry.get("structure", spec).factory
-            except Exception:  # an unknown name is reported when the structure is built
-                return False
-        return bool(getattr(spec, "matrix_input", False))
+                return registry.get("structure", spec).factory
+            except Exception:
+                return None
+        return spec
+
+    def _takes_matrix(self) -> bool:
+        """Whether the structure (fitted, or to build) takes feature matrices."""
+        return bool(getattr(self._structure_kind(), "matrix_input", False))
 
     def _score_labels(self, X: Any, Y: Any, P: Any = None) -> Any:
         """The gold labels to score the predictions ``P`` on ``X`` against, in the form
@@ -372,10 +377,7 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
             validation.check_scale(X, stacklevel=4)
         if continuing:
             structure = self.structure_
-            if getattr(structure, "classes", None) is not None:
-                Y = _encode_known(structure, Y)
-            else:
-                Y = structure.prepare_labels(Y)
+            Y = structure.known_labels(Y)
         else:
             structure = self._build_structure()
             Y = structure.prepare_labels(Y)
@@ -485,9 +487,6 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
             - start
             + (self.fit_time_ if continuing and hasattr(self, "fit_time_") else 0.0)
         )
-        classes = getattr(self.structure_, "classes", None)
-        if classes is not None:
-            self.classes_ = classes
         return self
 
     def _fit_statistics(self, structure: Any) -> dict[str, Any]:
@@ -517,6 +516,9 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
     def _set_coef(self, w: np.ndarray) -> None:
         self._w = w
         self.coef_ = self.structure_.coef(w)
+        classes = getattr(self.structure_, "classes", None)
+        if classes is not None:
+            self.classes_ = classes
 
     def _set_n_features(self, Xn: Any) -> None:
         if isinstance(Xn, tuple) and len(Xn) == 4 and isinstance(Xn[3], int):
@@ -532,13 +534,7 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
 
     def _predict_prepared(self, X: Any) -> Any:
         """Decoded predictions for inputs already in the structure's form."""
-        w = self._weights()
-        native = getattr(self.structure_, "_native", None)
-        if native is not None and hasattr(self.structure_, "_x_many"):
-            P = native.batch_predict(w, self.structure_._x_many(X), self.n_jobs)
-        else:
-            P = self.structure_.batch_predict(w, X, n_jobs=self.n_jobs)
-        return self._decode(P)
+        return self._decode(self.structure_.batch_predict(self._weights(), X, n_jobs=self.n_jobs))
 
     def predict(self, X: Any) -> Any:
         """Integral predictions (the structure's ``batch_predict``; for relaxed multi-label
@@ -552,15 +548,7 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
         return self._predict_prepared(Xp)
 
     def _has_decision_function(self) -> bool:
-        s = self.__dict__.get("structure_")
-        if s is None:
-            spec, _ = self._structure_spec()
-            if isinstance(spec, str):
-                from bicrit import registry
-
-                spec = registry.get("structure", spec).factory
-            s = spec
-        return hasattr(s, "decision_function")
+        return hasattr(self._structure_kind(), "decision_function")
 
     @available_if(_has_decision_function)  # type: ignore[untyped-decorator]  # scikit-learn's
     def decision_function(self, X: Any) -> np.ndarray:
@@ -594,9 +582,10 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
         h = self.history_
         if "phase" in h.columns:
             h = h.filter(h["phase"] != "tune")
-        calls = int(h["calls"].fill_null(0).sum()) if "calls" in h.columns else 0
-        inferences = int(h["inferences"].fill_null(0).sum()) if "inferences" in h.columns else 0
-        frac = int(h["fractional"].fill_null(0).sum()) if "fractional" in h.columns else 0
+        calls, inferences, frac = (
+            int(h[k].fill_null(0).sum()) if k in h.columns else 0
+            for k in ("calls", "inferences", "fractional")
+        )
         return {
             "epochs": self.n_epochs_,
             "fit_time": float(self.fit_time_),
@@ -659,15 +648,9 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
         config = {
             "params": self._params_config(),
             "structure": structure_config(self.structure_),
-            "attributes": {
-                "n_epochs_": self.n_epochs_,
-                "converged_": self.converged_,
-                "interrupted_": self.interrupted_,
-                "search_": self.search_ if isinstance(self.search_, str) else None,
-                "learner_": getattr(self, "learner_", None),
-                "fit_time_": self.fit_time_,
-                "n_features_in_": getattr(self, "n_features_in_", None),
-                "C_": getattr(self, "C_", None),
+            "attributes": {  # a search object without a registry name is not saved
+                name: value if isinstance(value := getattr(self, name, None), types) else None
+                for name, types in _SAVED_ATTRIBUTES.items()
             },
             "history": self._history_rows,
             **self._extra_config(),
@@ -699,9 +682,6 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
                 f"coef has shape {w.shape}, the structure needs ({structure.size_joint_feature},)"
             )
         est._set_coef(w)
-        classes = getattr(structure, "classes", None)
-        if classes is not None:
-            est.classes_ = classes
         for name, value in dict(config.get("attributes") or {}).items():
             if value is not None:
                 setattr(est, name, _saved_attribute(name, value))
@@ -749,17 +729,3 @@ def _saved_attribute(name: str, value: Any) -> Any:
             f"fitted attribute {name!r} is {type(value).__name__} {value!r}, not {names}"
         )
     return value
-
-
-def _encode_known(structure: Any, Y: Any) -> Any:
-    """Labels of a continued fit in the ids of the classes the structure already knows."""
-    classes = structure.classes
-    Y = np.asarray(Y)
-    ids = np.searchsorted(classes, Y)
-    ids = np.clip(ids, 0, len(classes) - 1)
-    unknown = classes[ids] != Y
-    if np.any(unknown):
-        raise InvalidInputError(
-            f"Y holds classes unseen in the first fit: {np.unique(Y[unknown]).tolist()}"
-        )
-    return ids.astype(np.int64)

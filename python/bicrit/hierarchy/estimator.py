@@ -65,12 +65,7 @@ from bicrit.errors import (
 )
 from bicrit.estimators import validation
 from bicrit.estimators.model_format import register_estimator
-from bicrit.estimators.scaling import (
-    FeatureMoments,
-    apply_scale,
-    check_saved_scale,
-    learn_scale,
-)
+from bicrit.estimators.scaling import apply_scale, learn_scaling, saved_scale, scale_arrays
 from bicrit.estimators.structured import StructuredSVM, _init_params
 from bicrit.hierarchy.graph import Hierarchy
 from bicrit.hierarchy.labels import add_virtual_leaves, check_labels, terminals
@@ -300,11 +295,7 @@ class HierarchicalSVM(StructuredSVM):
                 ) from None
             raise
         if fitting:
-            self._moments: FeatureMoments | None = None
-            self.scale_mean_ = self.scale_std_ = None
-            if self.scale:
-                shared_moments = (shared or {}).get("features")
-                self._moments, self.scale_mean_, self.scale_std_ = learn_scale(X, shared_moments)
+            learn_scaling(self, X, shared)
         X = apply_scale(X, self.scale_mean_, self.scale_std_)
         Xc = sp.csr_array(X)  # float32 kept as given
         if self.n_hashed_features is not None:
@@ -487,9 +478,7 @@ class HierarchicalSVM(StructuredSVM):
     def _score_labels(self, X: Any, Y: Any, P: Any = None) -> list[np.ndarray]:
         if Y is None:
             raise InvalidInputError("Y is required unless X is a hierarchy dataset")
-        h0 = _as_hierarchy(self.hierarchy) if self.hierarchy is not None else None
-        if h0 is None:
-            h0 = self._original_hierarchy()
+        h0 = self._original_hierarchy() if self.hierarchy is None else _as_hierarchy(self.hierarchy)
         return self._check_y(h0, Y, len(P) if P is not None else len(Y))
 
     def _original_hierarchy(self) -> Hierarchy:
@@ -537,17 +526,10 @@ class HierarchicalSVM(StructuredSVM):
         probabilities comparable across nodes (AU(PRC)), calibrate these scores on held-out
         data with :class:`~bicrit.hierarchy.NodeCalibration`; docs/hierarchy-scores.md."""
         self._check_fitted()
-        thr = threshold
-        if isinstance(thr, bool) or not isinstance(thr, int | float) or not np.isfinite(thr):
-            raise InvalidParameterError(f"threshold must be a finite number, got {thr!r}")
+        shift = self._shift(threshold)
         X, _ = self._split(X, None)
         Xc = self._check_x(X, fitting=False)
-        h = self.hierarchy_
         n0 = self.n_nodes_original_
-        shift = np.zeros(h.n_nodes)
-        if thr != 0:
-            shift[:n0] = float(thr)
-            shift[h.root] = 0.0
         s = self._score_structure()
         out = np.empty((Xc.shape[0], n0))
         for a in range(0, Xc.shape[0], _PREDICT_CHUNK):
@@ -592,12 +574,10 @@ class HierarchicalSVM(StructuredSVM):
     def _predict_matrix(self, Xc: Any, threshold: float) -> list[np.ndarray]:
         """:meth:`predict` on a checked (and hashed) CSR matrix."""
         h = self.hierarchy_
-        thr = threshold
-        if isinstance(thr, bool) or not isinstance(thr, int | float) or not np.isfinite(thr):
-            raise InvalidParameterError(f"threshold must be a finite number, got {thr!r}")
+        shift = self._shift(threshold)
         out: list[np.ndarray] = []
         if not self.multilabel_:
-            if thr != 0:
+            if threshold != 0:
                 raise IncompatibleError("threshold is for multi-label models only")
             leaves = h.leaves
             for a in range(0, Xc.shape[0], _PREDICT_CHUNK):
@@ -608,15 +588,23 @@ class HierarchicalSVM(StructuredSVM):
             return self._decode(out)
         s = self._score_structure()
         gold = np.union1d(h.closure([int(h.leaves[0])]), [h.root]).astype(np.int64)
-        shift = np.zeros(h.n_nodes)
-        if thr != 0:
-            shift[: self.n_nodes_original_] = float(thr)  # virtual leaves are not reported
-            shift[h.root] = 0.0
         for a in range(0, Xc.shape[0], _PREDICT_CHUNK):
             S = self._node_scores(Xc[a : a + _PREDICT_CHUNK]) + shift
             found = s.batch_oracle_scores(S, [gold] * S.shape[0], {}, n_jobs=self.n_jobs)
             out.extend(np.asarray(per[0].label, dtype=np.int64) for per in found)
         return self._decode(out)
+
+    def _shift(self, threshold: float) -> np.ndarray:
+        """The node scores' shift of :meth:`predict`'s ``threshold``: on every original non-root
+        node (virtual leaves are not reported)."""
+        thr = threshold
+        if isinstance(thr, bool) or not isinstance(thr, int | float) or not np.isfinite(thr):
+            raise InvalidParameterError(f"threshold must be a finite number, got {thr!r}")
+        shift = np.zeros(self.hierarchy_.n_nodes)
+        if thr != 0:
+            shift[: self.n_nodes_original_] = float(thr)
+            shift[self.hierarchy_.root] = 0.0
+        return shift
 
     def _score_structure(self) -> Any:
         """The label space of the fitted model over precomputed node scores (prediction and
@@ -646,15 +634,11 @@ class HierarchicalSVM(StructuredSVM):
         }
 
     def _extra_arrays(self) -> dict[str, np.ndarray]:
-        arrays = {
+        return {
             "alpha": np.asarray(self.alpha_, dtype=np.float64),
             "virtual_parent": np.asarray(self.virtual_parent_, dtype=np.int64),
+            **scale_arrays(self.scale_mean_, self.scale_std_),
         }
-        if self.scale_std_ is not None:
-            arrays["scale_std"] = np.asarray(self.scale_std_, dtype=np.float64)
-            if self.scale_mean_ is not None:
-                arrays["scale_mean"] = np.asarray(self.scale_mean_, dtype=np.float64)
-        return arrays
 
     @classmethod
     def _import(cls, config: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> Any:
@@ -670,9 +654,9 @@ class HierarchicalSVM(StructuredSVM):
         # models saved before scaling and node biases existed had neither
         c = config.get("intercept_scaling")
         self.intercept_scaling_ = None if c is None else float(c)
-        self.scale_std_ = arrays.get("scale_std")
-        self.scale_mean_ = arrays.get("scale_mean")
-        check_saved_scale(self.scale_mean_, self.scale_std_, getattr(self, "n_features_in_", None))
+        self.scale_mean_, self.scale_std_ = saved_scale(
+            arrays, getattr(self, "n_features_in_", None)
+        )
         self.hierarchy_ = s.hierarchy
         self._label_space_ = s.labels
         self._layout_ = s.layout
