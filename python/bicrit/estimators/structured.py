@@ -41,7 +41,14 @@ from bicrit.learners.fit import Fit, FitResult, Training, warmup_epochs
 __all__ = ["StructuredSVM"]
 
 #: Private fitted state (removed with the public ``*_`` attributes when a fit fails).
-_PRIVATE_STATE = ("_w", "_trainer", "_trainer_key", "_history_rows", "_tuned_C")
+_PRIVATE_STATE = (
+    "_w",
+    "_trainer",
+    "_trainer_key",
+    "_history_rows",
+    "_tuned_C",
+    "_tuned_epochs",
+)
 
 
 def _init_params(est: Any, params: Mapping[str, Any]) -> None:
@@ -248,9 +255,9 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
             from bicrit.learners import resolve_surrogate
 
             margin_search = self._search_spec(resolve_surrogate("margin"), training.structure)
-        return training.phases(
-            surrogate, search, int(self.max_epochs), n_warm, w0, warmup_search=margin_search
-        )
+        tuned = self.__dict__.get("_tuned_epochs")  # C="auto"'s refit: the validated epochs
+        epochs = int(self.max_epochs) if tuned is None else n_warm + int(tuned)
+        return training.phases(surrogate, search, epochs, n_warm, w0, warmup_search=margin_search)
 
     def _finish(self, result: FitResult, training: Training) -> None:
         """Fitted attributes from the driver's result (subclasses add their own)."""
@@ -400,9 +407,11 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
         continuing: bool,
         w0: Any = None,
         history: list[dict[str, Any]] | None = None,
+        stops: list[Callable[[Any], Any]] | None = None,
     ) -> StructuredSVM:
         """Trains on inputs already in the structure's form (:meth:`_prepared`), from weights
-        ``w0`` when given, after the ``history`` rows (C="auto"'s validation curve)."""
+        ``w0`` when given, after the ``history`` rows (C="auto"'s validation curve). ``stops``
+        replaces the default stopping callbacks (:meth:`_stability`)."""
         Xn, Yn = structure.native_inputs(X, Y)
         surrogate, search, learner, params = self._pieces(structure)
         stable = dict(params)
@@ -416,7 +425,8 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
             else None
         )
         training = Training(structure, Xn, Yn, Learner(learner, **params))
-        stops = [] if self.n_iter_no_change is None else [self._stability(structure, X, Y)]
+        if stops is None:
+            stops = [] if self.n_iter_no_change is None else [self._stability(structure, X, Y)]
         self._run(training, callback, continuing, key=key, w0=w0, history=history, stops=stops)
         self._set_n_features(Xn)
         return self
@@ -533,13 +543,22 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
 
     def _predict_prepared(self, X: Any) -> Any:
         """Decoded predictions for inputs already in the structure's form."""
-        w = self._weights()
-        native = getattr(self.structure_, "_native", None)
-        if native is not None and hasattr(self.structure_, "_x_many"):
-            P = native.batch_predict(w, self.structure_._x_many(X), self.n_jobs)
-        else:
-            P = self.structure_.batch_predict(w, X, n_jobs=self.n_jobs)
-        return self._decode(P)
+        return self._decode(self._structure_predict(self.structure_, self._weights(), X))
+
+    def _structure_predict(self, structure: Any, w: np.ndarray, X: Any) -> Any:
+        """``structure``'s predictions at weights ``w`` for inputs in its form (not decoded)."""
+        native = getattr(structure, "_native", None)
+        if native is not None and hasattr(structure, "_x_many"):
+            return native.batch_predict(w, structure._x_many(X), self.n_jobs)
+        return structure.batch_predict(w, X, n_jobs=self.n_jobs)
+
+    def _held_out_key(self, structure: Any, X: Any, gold: Any) -> Callable[[np.ndarray], Any]:
+        """The validation key (:meth:`~bicrit.structures.Structure.validation_key`) of weights
+        on held-out inputs ``X`` (in ``structure``'s form) with labels ``gold``, for a fit that
+        is still running (:class:`bicrit.learners.fit.HeldOutBest`)."""
+        return lambda w: structure.validation_key(
+            gold, structure.decode(self._structure_predict(structure, w, X))
+        )
 
     def predict(self, X: Any) -> Any:
         """Integral predictions (the structure's ``batch_predict``; for relaxed multi-label
