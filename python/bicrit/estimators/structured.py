@@ -122,7 +122,8 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
     history_ : polars.DataFrame
         One row per epoch: the trainer's statistics (``objective``, ``loss``, ``calls`` and calls
         by kind, ``calls_per_inference``, ``fractional``, ``time`` …, see
-        :mod:`bicrit.learners`), ``task_loss``, the mean training task loss, ``epoch`` (counted
+        :mod:`bicrit.learners`), ``task_loss``, the mean training task loss (of the stopping
+        rule's probe when ``n_iter_no_change`` is set), ``epoch`` (counted
         over the whole fit), ``phase`` and ``surrogate``, the surrogate trained in that epoch
         (``"margin"`` in the ``warmup`` epochs). With ``C="auto"`` also the rows of the
         validation curve (``phase="tune"``).
@@ -414,6 +415,13 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
         replaces the default stopping callbacks (:meth:`_stability`)."""
         Xn, Yn = structure.native_inputs(X, Y)
         surrogate, search, learner, params = self._pieces(structure)
+        if stops is None:
+            rule = None if self.n_iter_no_change is None else self._stability(structure, X, Y)
+            stops = [] if rule is None else [rule]
+        if stops and "task_loss" not in (self.learner_params or {}):
+            # a stop decodes training (the probe: it reports the task loss) or held-out data
+            # after each epoch: no second pass decoding the whole training set
+            params["task_loss"] = False
         stable = dict(params)
         if self.random_state is None:  # a fresh seed per fit must not prevent continuing
             stable.pop("random_state")
@@ -425,8 +433,6 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
             else None
         )
         training = Training(structure, Xn, Yn, Learner(learner, **params))
-        if stops is None:
-            stops = [] if self.n_iter_no_change is None else [self._stability(structure, X, Y)]
         self._run(training, callback, continuing, key=key, w0=w0, history=history, stops=stops)
         self._set_n_features(Xn)
         return self
@@ -510,19 +516,26 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
         stats["features"] = getattr(self, "_moments", None)
         return {k: v for k, v in stats.items() if v is not None}
 
-    def _stability(self, structure: Any, X: Any, Y: Any) -> Any:
+    def _stability(self, structure: Any, X: Any, Y: Any) -> Callable[[Any], Any] | None:
         """The default rule that ends a fit once further epochs no longer change the
         predictions (:func:`bicrit.learners.fit.stable_predictions`) on a seeded probe of at
-        most ``PROBE_SIZE`` training instances."""
+        most ``PROBE_SIZE`` training instances; the probe's mean task loss is the history's
+        ``task_loss``."""
         from bicrit.learners.fit import PROBE_SIZE, stable_predictions
+        from bicrit.structures.base import take
 
         n = int(validation.n_rows(Y) or 0)  # X may be a tuple, e.g. (hashed features, offsets)
         rng = np.random.default_rng([0 if self.random_state is None else self.random_state, 11])
         idx = np.sort(rng.choice(n, size=min(n, PROBE_SIZE), replace=False)).tolist()
-        probe = structure.take(X, idx)
+        probe, gold = structure.take(X, idx), list(take(Y, idx))
+
+        def task_loss(P: Any) -> float:
+            return float(np.mean([structure.loss(p, g) for p, g in zip(P, gold, strict=True)]))
+
         return stable_predictions(
             lambda w: structure.batch_predict(w, probe, n_jobs=self.n_jobs),
             patience=int(self.n_iter_no_change),
+            task_loss=task_loss,
         )
 
     def _set_coef(self, w: np.ndarray) -> None:

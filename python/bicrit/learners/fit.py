@@ -160,6 +160,7 @@ def stable_predictions(
     share: float = STABLE_SHARE,
     patience: int = STABLE_PATIENCE,
     phases: Sequence[str] = ("main",),
+    task_loss: Callable[[Sequence[Any]], float] | None = None,
 ) -> Callable[[Epoch], None]:
     """A callback ending the fit once further epochs no longer change the predictions:
     ``predict(averaged weights)`` (a fixed probe of the training data, decoded) differs from the
@@ -167,7 +168,10 @@ def stable_predictions(
     they have moved (more than ``share`` changed in some epoch): predictions that never moved
     from the first epoch's — a model still predicting nothing, e.g. at a small C — have not
     settled. It adds ``changed`` (that share) to each row, and acts in the listed ``phases``
-    only (a warm-up is never ended by it)."""
+    only (a warm-up is never ended by it). With ``task_loss`` (the mean task loss of the probe's
+    predictions) it also adds ``task_loss`` to every row that has none, from the same decode —
+    what the estimators report instead of a pass decoding the whole training set after every
+    epoch."""
     if patience < 1:
         raise ValueError(f"patience must be ≥ 1, got {patience}")
     state: dict[str, Any] = {"prev": None, "calm": 0, "moved": False}
@@ -175,8 +179,12 @@ def stable_predictions(
     def callback(event: Epoch) -> None:
         if event.phase.name not in phases:
             state["prev"], state["calm"], state["moved"] = None, 0, False
+            if task_loss is not None and event.row.get("task_loss") is None:
+                event.row["task_loss"] = task_loss(predict(averaged_weights(event.runner)))
             return
         now = list(predict(averaged_weights(event.runner)))
+        if task_loss is not None and event.row.get("task_loss") is None:
+            event.row["task_loss"] = task_loss(now)
         prev = state["prev"]
         state["prev"] = now
         if prev is None or not now:
