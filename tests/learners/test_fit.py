@@ -232,6 +232,28 @@ def test_stable_predictions_stop_once_the_probe_settles() -> None:
     assert not frozen.stopped and len(frozen.rows) == 6
 
 
+def test_held_out_best_keeps_the_earliest_best_epoch_and_stops_after_patience() -> None:
+    from bicrit.learners.fit import HeldOutBest
+
+    # held-out scores by the runner's weight (1 after the warm-up, main epoch k has k + 1); the
+    # warm-up is not scored (its .9 would be the best); (.7, 0) again is no improvement,
+    # (.7, .1) is one (lexicographic)
+    scores = {1: (0.9, 0.0), 2: (0.5, 0.0), 3: (0.7, 0.0), 4: (0.7, 0.0), 5: (0.7, 0.1)}
+    scores.update({6: (0.6, 0.0), 7: (0.6, 0.0), 8: (0.6, 0.0), 9: (0.95, 0.0)})
+    stop = HeldOutBest(lambda w: scores[int(w[0])], patience=3)
+    phases = [
+        Phase("warmup", lambda _: Scripted([9.0]), 1),
+        Phase("main", lambda prev: Scripted([8, 7, 6, 5, 4, 3, 2, 1], w=prev.w), 8),
+    ]
+    result = Fit(phases, callbacks=[stop]).run()
+    # main epochs 1..: .5, .7, .7 (no gain), .7/.1 (best, epoch 4), .6, .6, .6 → stop after 7
+    assert [r.get("validation") for r in result.rows] == [None, 0.5, 0.7, 0.7, 0.7, 0.6, 0.6, 0.6]
+    assert result.stopped and stop.best_epochs == 4 and stop.best_key == (0.7, 0.1)
+    assert stop.best_weights is not None and stop.best_weights[0] == 5.0
+    with pytest.raises(ValueError, match="patience"):
+        HeldOutBest(lambda w: (0.0,), patience=0)
+
+
 def test_estimators_stop_when_predictions_settle_unless_told_not_to() -> None:
     from sklearn.datasets import load_iris
 
@@ -245,3 +267,22 @@ def test_estimators_stop_when_predictions_settle_unless_told_not_to() -> None:
     assert all(c <= 0.01 for c in settled.history_["changed"].to_list()[-3:])
     with pytest.raises(bicrit.errors.InvalidParameterError, match="n_iter_no_change"):
         bicrit.StructuredSVM(n_iter_no_change=0).fit(X, y)
+
+
+def test_default_fits_report_the_task_loss_of_the_stability_probe() -> None:
+    """With the default stopping the training task loss comes from the probe the rule decodes
+    anyway, and the learner's own pass over the whole training set is off; on a set smaller than
+    the probe both are the mean over every training instance, epoch by epoch."""
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    X = (X - X.mean(0)) / X.std(0)
+    kw = {"structure": "multiclass", "learner": "bcfw", "C": 1.0, "random_state": 0}
+    probe = bicrit.StructuredSVM(**kw).fit(X, y)
+    assert probe._trainer.params["task_loss"] is False
+    full = bicrit.StructuredSVM(learner_params={"task_loss": True}, **kw).fit(X, y)
+    assert full._trainer.params["task_loss"] is True
+    assert probe.n_epochs_ == full.n_epochs_
+    np.testing.assert_allclose(
+        probe.history_["task_loss"].to_numpy(), full.history_["task_loss"].to_numpy(), atol=1e-12
+    )

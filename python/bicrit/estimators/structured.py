@@ -41,7 +41,14 @@ from bicrit.learners.fit import Fit, FitResult, Training, warmup_epochs
 __all__ = ["StructuredSVM"]
 
 #: Private fitted state (removed with the public ``*_`` attributes when a fit fails).
-_PRIVATE_STATE = ("_w", "_trainer", "_trainer_key", "_history_rows", "_tuned_C")
+_PRIVATE_STATE = (
+    "_w",
+    "_trainer",
+    "_trainer_key",
+    "_history_rows",
+    "_tuned_C",
+    "_tuned_epochs",
+)
 
 
 def _init_params(est: Any, params: Mapping[str, Any]) -> None:
@@ -115,7 +122,8 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
     history_ : polars.DataFrame
         One row per epoch: the trainer's statistics (``objective``, ``loss``, ``calls`` and calls
         by kind, ``calls_per_inference``, ``fractional``, ``time`` …, see
-        :mod:`bicrit.learners`), ``task_loss``, the mean training task loss, ``epoch`` (counted
+        :mod:`bicrit.learners`), ``task_loss``, the mean training task loss (of the stopping
+        rule's probe when ``n_iter_no_change`` is set), ``epoch`` (counted
         over the whole fit), ``phase`` and ``surrogate``, the surrogate trained in that epoch
         (``"margin"`` in the ``warmup`` epochs). With ``C="auto"`` also the rows of the
         validation curve (``phase="tune"``).
@@ -253,9 +261,9 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
             from bicrit.learners import resolve_surrogate
 
             margin_search = self._search_spec(resolve_surrogate("margin"), training.structure)
-        return training.phases(
-            surrogate, search, int(self.max_epochs), n_warm, w0, warmup_search=margin_search
-        )
+        tuned = self.__dict__.get("_tuned_epochs")  # C="auto"'s refit: the validated epochs
+        epochs = int(self.max_epochs) if tuned is None else n_warm + int(tuned)
+        return training.phases(surrogate, search, epochs, n_warm, w0, warmup_search=margin_search)
 
     def _finish(self, result: FitResult, training: Training) -> None:
         """Fitted attributes from the driver's result (subclasses add their own)."""
@@ -401,11 +409,20 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
         continuing: bool,
         w0: Any = None,
         history: list[dict[str, Any]] | None = None,
+        stops: list[Callable[[Any], Any]] | None = None,
     ) -> StructuredSVM:
         """Trains on inputs already in the structure's form (:meth:`_prepared`), from weights
-        ``w0`` when given, after the ``history`` rows (C="auto"'s validation curve)."""
+        ``w0`` when given, after the ``history`` rows (C="auto"'s validation curve). ``stops``
+        replaces the default stopping callbacks (:meth:`_stability`)."""
         Xn, Yn = structure.native_inputs(X, Y)
         surrogate, search, learner, params = self._pieces(structure)
+        if stops is None:
+            rule = None if self.n_iter_no_change is None else self._stability(structure, X, Y)
+            stops = [] if rule is None else [rule]
+        if stops and "task_loss" not in (self.learner_params or {}):
+            # a stop decodes training (the probe: it reports the task loss) or held-out data
+            # after each epoch: no second pass decoding the whole training set
+            params["task_loss"] = False
         stable = dict(params)
         if self.random_state is None:  # a fresh seed per fit must not prevent continuing
             stable.pop("random_state")
@@ -417,7 +434,6 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
             else None
         )
         training = Training(structure, Xn, Yn, Learner(learner, **params))
-        stops = [] if self.n_iter_no_change is None else [self._stability(structure, X, Y)]
         self._run(training, callback, continuing, key=key, w0=w0, history=history, stops=stops)
         self._set_n_features(Xn)
         return self
@@ -498,19 +514,26 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
         stats["features"] = getattr(self, "_moments", None)
         return {k: v for k, v in stats.items() if v is not None}
 
-    def _stability(self, structure: Any, X: Any, Y: Any) -> Any:
+    def _stability(self, structure: Any, X: Any, Y: Any) -> Callable[[Any], Any] | None:
         """The default rule that ends a fit once further epochs no longer change the
         predictions (:func:`bicrit.learners.fit.stable_predictions`) on a seeded probe of at
-        most ``PROBE_SIZE`` training instances."""
+        most ``PROBE_SIZE`` training instances; the probe's mean task loss is the history's
+        ``task_loss``."""
         from bicrit.learners.fit import PROBE_SIZE, stable_predictions
+        from bicrit.structures.base import take
 
         n = int(validation.n_rows(Y) or 0)  # X may be a tuple, e.g. (hashed features, offsets)
         rng = np.random.default_rng([0 if self.random_state is None else self.random_state, 11])
         idx = np.sort(rng.choice(n, size=min(n, PROBE_SIZE), replace=False)).tolist()
-        probe = structure.take(X, idx)
+        probe, gold = structure.take(X, idx), list(take(Y, idx))
+
+        def task_loss(P: Any) -> float:
+            return float(np.mean([structure.loss(p, g) for p, g in zip(P, gold, strict=True)]))
+
         return stable_predictions(
             lambda w: structure.batch_predict(w, probe, n_jobs=self.n_jobs),
             patience=int(self.n_iter_no_change),
+            task_loss=task_loss,
         )
 
     def _set_coef(self, w: np.ndarray) -> None:
@@ -534,7 +557,19 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
 
     def _predict_prepared(self, X: Any) -> Any:
         """Decoded predictions for inputs already in the structure's form."""
-        return self._decode(self.structure_.batch_predict(self._weights(), X, n_jobs=self.n_jobs))
+        return self._decode(self._structure_predict(self.structure_, self._weights(), X))
+
+    def _structure_predict(self, structure: Any, w: np.ndarray, X: Any) -> Any:
+        """``structure``'s predictions at weights ``w`` for inputs in its form (not decoded)."""
+        return structure.batch_predict(w, X, n_jobs=self.n_jobs)
+
+    def _held_out_key(self, structure: Any, X: Any, gold: Any) -> Callable[[np.ndarray], Any]:
+        """The validation key (:meth:`~bicrit.structures.Structure.validation_key`) of weights
+        on held-out inputs ``X`` (in ``structure``'s form) with labels ``gold``, for a fit that
+        is still running (:class:`bicrit.learners.fit.HeldOutBest`)."""
+        return lambda w: structure.validation_key(
+            gold, structure.decode(self._structure_predict(structure, w, X))
+        )
 
     def predict(self, X: Any) -> Any:
         """Integral predictions (the structure's ``batch_predict``; for relaxed multi-label

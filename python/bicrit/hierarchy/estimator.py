@@ -433,6 +433,13 @@ class HierarchicalSVM(StructuredSVM):
             params.setdefault("batch_size", int(self.batch_size))
         return params
 
+    def _stability(self, structure: Any, X: Any, Y: Any) -> None:
+        """No training-probe stop: the stability rule acts on a plan's ``main`` phase, and the
+        models' plans run rounds of their own (phases ``v``, α steps between them); they stop
+        on ``tol``, their certificates and ``max_epochs``. (``C="auto"``'s path fits of the
+        one-phase models are not scored per epoch either: the same phases.)"""
+        return None
+
     def _default_plan(self, training: Training, surrogate: Any, search: Any, w0: Any) -> Any:
         return super()._plan(training, surrogate, search, w0)
 
