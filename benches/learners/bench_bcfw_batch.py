@@ -99,7 +99,8 @@ def main() -> int:
                 )
             base = curves[sizes[0]]
             print(
-                f"\n{name} C={C} {surrogate}: gap (dual) per epoch; ratio of the gap to block_size={sizes[0]}"
+                f"\n{name} C={C} {surrogate}: gap (dual) per epoch; "
+                f"ratio of the gap to block_size={sizes[0]}"
             )
             print("epoch | " + " | ".join(f"b={b}" for b in sizes))
             for e in range(a.epochs):

@@ -222,15 +222,16 @@ def _commit() -> str:
 
 def table(results: list[dict[str, Any]]) -> str:
     head = (
-        "| structure | data (n) | learner | epoch n_jobs=1 (s) | epoch n_jobs=2 (s) | **speed-up** | "
-        "CPU 1 → 2 (s) | serial share at 2 | unchanged | lower bound 1 / 2 (s) | "
+        "| structure | data (n) | learner | epoch n_jobs=1 (s) | epoch n_jobs=2 (s) | "
+        "**speed-up** | CPU 1 → 2 (s) | serial share at 2 | unchanged | lower bound 1 / 2 (s) | "
         "**epoch ÷ bound** at 1 / 2 | load |"
     )
     lines = [head, "|" + "---|" * 12]
     for r in results:
         lines.append(
             f"| {r['structure']} | {r['set']} ({r['n']}) | {r['learner']} | {r['epoch_j1']:.3f} | "
-            f"{r['epoch_j2']:.3f} | **{r['speedup']:.2f}×** | {r['cpu_j1']:.3f} → {r['cpu_j2']:.3f} | "
+            f"{r['epoch_j2']:.3f} | **{r['speedup']:.2f}×** | "
+            f"{r['cpu_j1']:.3f} → {r['cpu_j2']:.3f} | "
             f"{r['serial_share_j2']:.0%} | {'yes' if r['unchanged'] else '**NO**'} | "
             f"{r['bound_j1']:.3f} / {r['bound_j2']:.3f} | "
             f"**{r['over_bound_j1']:.1f}×** / {r['over_bound_j2']:.1f}× | {r['load']:.1f} |"
