@@ -38,6 +38,17 @@ use crate::{
     PassCounts, Problem,
 };
 
+/// One block's step within a mini-batch: its corner, its direction d = w_i − w_s with ‖d‖² and
+/// w₀·d at the batch's starting weights w₀, and (once the line search ran) γ and the new ℓ_i.
+struct Step<L> {
+    vio: crate::Violation<L>,
+    d: SparseVec,
+    wd: f64,
+    dd: f64,
+    gamma: f64,
+    new_ell: f64,
+}
+
 /// The BCFW learner's state.
 #[derive(Clone, Debug)]
 pub struct Bcfw<L> {
@@ -215,27 +226,40 @@ impl<L: Clone + PartialEq + Send + Sync> Bcfw<L> {
             self.rng.shuffle(&mut order);
         }
         let mut gap_sum = 0.0;
-        for block in order.chunks(self.params.block_size) {
+        for batch in order.chunks(self.params.block_size) {
             ctx.check()?;
-            let mut found = {
-                let (w, warm) = (&self.w, &self.warm);
-                ctx.map(block, |i| p.infer(i, w, 1.0, warm[i].as_ref(), None))?
+            // In parallel, at the batch's starting weights w₀: each block's corner (its oracle
+            // call), its direction d = w_i − w_s = w_i + C·c·Δφ, ‖d‖² and w₀·d. None of them
+            // depends on the other blocks of the batch (each block appears once in it).
+            let mut steps = {
+                let (w, warm, blocks) = (&self.w, &self.warm, &self.blocks);
+                ctx.map(batch, |i| {
+                    let mut vio = p.infer(i, w, 1.0, warm[i].as_ref(), None)?;
+                    let dphi = std::mem::take(&mut vio.dphi);
+                    let d = with_scratch(dim, |s| {
+                        s.add_sparse(&blocks[i], 1.0);
+                        if vio.scale != 0.0 {
+                            s.add_sparse(&dphi, c * vio.scale);
+                        }
+                        s.take()
+                    });
+                    let (wd, dd) = (dot(w, &d), norm_sq(&d));
+                    Ok(Step { vio, d, wd, dd, gamma: 0.0, new_ell: 0.0 })
+                })?
             };
-            for (vio, &i) in found.iter_mut().zip(block) {
-                counts.record(vio);
-                keep_warm(&mut self.warm, i, std::mem::take(&mut vio.warm), &self.params.common, journal);
-                // d = w_i − w_s = w_i + C·c·Δφ
-                let d = with_scratch(dim, |s| {
-                    s.add_sparse(&self.blocks[i], 1.0);
-                    if vio.scale != 0.0 {
-                        s.add_sparse(&vio.dphi, c * vio.scale);
-                    }
-                    s.take()
-                });
-                let ell_s = vio.intercept / nf;
-                let num = lambda * dot(&self.w, &d) - self.block_ell[i] + ell_s;
-                let den = lambda * norm_sq(&d);
-                gap_sum += num;
+            // In the batch's order, at the current w: the exact line search of each block, so
+            // every step is an ascent step of the dual whatever the staleness of its corner.
+            let mut moved = false;
+            for (st, &i) in steps.iter_mut().zip(batch) {
+                counts.record(&st.vio);
+                keep_warm(&mut self.warm, i, std::mem::take(&mut st.vio.warm), &self.params.common, journal);
+                let ell_s = st.vio.intercept / nf;
+                // the block's duality gap at the weights its corner was computed at
+                let gap_i = lambda * st.wd - self.block_ell[i] + ell_s;
+                gap_sum += gap_i;
+                let num =
+                    if moved { lambda * dot(&self.w, &st.d) - self.block_ell[i] + ell_s } else { gap_i };
+                let den = lambda * st.dd;
                 let gamma = if self.params.line_search {
                     if den > 0.0 {
                         (num / den).clamp(0.0, 1.0)
@@ -248,27 +272,40 @@ impl<L: Clone + PartialEq + Send + Sync> Bcfw<L> {
                     2.0 * nf / (self.k as f64 + 2.0 * nf)
                 };
                 if gamma > 0.0 {
-                    let new_block = with_scratch(dim, |s| {
-                        s.add_sparse(&self.blocks[i], 1.0);
-                        s.add_sparse(&d, -gamma);
-                        s.take()
-                    });
-                    let old = std::mem::replace(&mut self.blocks[i], new_block);
-                    journal.blocks.push((i, old, self.block_ell[i]));
-                    axpy(&mut self.w, &d, -gamma);
+                    axpy(&mut self.w, &st.d, -gamma);
                     if self.params.average {
-                        self.avg.on_update(&d, -gamma);
+                        self.avg.on_update(&st.d, -gamma);
                     }
                     let dl = gamma * (self.block_ell[i] - ell_s);
-                    self.block_ell[i] -= dl;
+                    st.new_ell = self.block_ell[i] - dl;
                     self.ell -= dl;
+                    moved = true;
                 }
+                st.gamma = gamma;
                 self.k += 1;
                 if self.params.average {
                     let rho = self.k as f64;
                     self.avg.on_step(1.0, rho);
                     self.ell_avg += rho * self.ell;
                 }
+            }
+            // In parallel again: the moved blocks w_i ← w_i − γ·d.
+            let moved_at: Vec<usize> = (0..batch.len()).filter(|&k| steps[k].gamma > 0.0).collect();
+            let new_blocks = {
+                let (blocks, steps) = (&self.blocks, &steps);
+                ctx.map(&moved_at, |k| {
+                    Ok(with_scratch(dim, |s| {
+                        s.add_sparse(&blocks[batch[k]], 1.0);
+                        s.add_sparse(&steps[k].d, -steps[k].gamma);
+                        s.take()
+                    }))
+                })?
+            };
+            for (k, new_block) in moved_at.into_iter().zip(new_blocks) {
+                let i = batch[k];
+                let old = std::mem::replace(&mut self.blocks[i], new_block);
+                journal.blocks.push((i, old, self.block_ell[i]));
+                self.block_ell[i] = steps[k].new_ell;
             }
         }
         self.epochs += 1;
