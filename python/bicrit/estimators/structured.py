@@ -310,9 +310,16 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
         if not isinstance(getattr(self, "check_oracle", False), bool):
             raise InvalidParameterError(f"check_oracle must be a bool, got {self.check_oracle!r}")
 
-    def _learner_name(self, surrogate: Any) -> str:
-        """``learner``, with ``"auto"`` resolved for ``surrogate``."""
-        return auto_learner(surrogate) if self.learner == "auto" else str(self.learner)
+    def _learner_name(self, surrogate: Any, distributed: bool = False) -> str:
+        """``learner``, with ``"auto"`` resolved for ``surrogate`` (on a cluster when
+        ``distributed``)."""
+        if self.learner == "auto":
+            return auto_learner(surrogate, distributed=distributed)
+        return str(self.learner)
+
+    def _cluster_refusal(self) -> str | None:
+        """Why this estimator cannot train on a cluster (:mod:`bicrit.dask`), or None."""
+        return None
 
     # ---------------------------------------------------------------- fit
 
@@ -421,11 +428,14 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
         self._set_n_features(Xn)
         return self
 
-    def _pieces(self, structure: Any) -> tuple[Any, Any, str, dict[str, Any]]:
-        """(surrogate, search, learner name, learner parameters) of a fit on ``structure``."""
+    def _pieces(
+        self, structure: Any, distributed: bool = False
+    ) -> tuple[Any, Any, str, dict[str, Any]]:
+        """(surrogate, search, learner name, learner parameters) of a fit on ``structure`` (on
+        a cluster when ``distributed``)."""
         surrogate = self._surrogate_obj()
         search = self._search_spec(surrogate, structure)
-        learner = self._learner_name(surrogate)
+        learner = self._learner_name(surrogate, distributed)
         return surrogate, search, learner, self._learner_params(learner)
 
     def _run(
@@ -442,7 +452,9 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
         """Runs the plan of a fit on ``training`` (this machine's :class:`Training`, or another
         executor's, e.g. :mod:`bicrit.dask`) through the driver and sets the fitted attributes.
         ``key`` identifies the training data for ``warm_start``'s resumption; ``stops`` are
-        further driver callbacks that may end the fit (:meth:`_stability`)."""
+        further driver callbacks that may end the fit (:meth:`_stability`). When the runner
+        lost its data after finished epochs (:class:`~bicrit.learners.fit.LostTraining`), the
+        estimator is fitted with them and the error is raised."""
         import polars as pl
 
         surrogate, search, _, _ = self._pieces(training.structure)
@@ -489,6 +501,8 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
         classes = getattr(self.structure_, "classes", None)
         if classes is not None:
             self.classes_ = classes
+        if result.lost is not None:  # fitted with the finished epochs, then the error
+            raise result.lost
         return self
 
     def _fit_statistics(self, structure: Any) -> dict[str, Any]:
@@ -504,16 +518,27 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
         """The default rule that ends a fit once further epochs no longer change the
         predictions (:func:`bicrit.learners.fit.stable_predictions`) on a seeded probe of at
         most ``PROBE_SIZE`` training instances."""
-        from bicrit.learners.fit import PROBE_SIZE, stable_predictions
+        from bicrit.learners.fit import PROBE_SIZE
 
         n = int(validation.n_rows(Y) or 0)  # X may be a tuple, e.g. (hashed features, offsets)
-        rng = np.random.default_rng([0 if self.random_state is None else self.random_state, 11])
+        rng = np.random.default_rng([self._probe_seed(), 11])
         idx = np.sort(rng.choice(n, size=min(n, PROBE_SIZE), replace=False)).tolist()
-        probe = structure.take(X, idx)
-        return stable_predictions(
-            lambda w: structure.batch_predict(w, probe, n_jobs=self.n_jobs),
-            patience=int(self.n_iter_no_change),
-        )
+        return self._stability_on(structure, [structure.take(X, idx)])
+
+    def _probe_seed(self) -> int:
+        return 0 if self.random_state is None else int(self.random_state)
+
+    def _stability_on(self, structure: Any, probes: list[Any]) -> Any:
+        """The stability rule on ``probes``, parts of the probe in the structure's form (one
+        part here; a fit on several machines gathers one from each partition)."""
+        from bicrit.learners.fit import stable_predictions
+
+        def predict(w: np.ndarray) -> list[Any]:
+            return [
+                p for probe in probes for p in structure.batch_predict(w, probe, n_jobs=self.n_jobs)
+            ]
+
+        return stable_predictions(predict, patience=int(self.n_iter_no_change))
 
     def _set_coef(self, w: np.ndarray) -> None:
         self._w = w
