@@ -21,7 +21,7 @@ parameters every round. ``history_`` has the local columns plus ``round``, ``par
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from bicrit.dask.cluster import ClusterLostError
@@ -29,8 +29,12 @@ from bicrit.dask.sources import PartitionError
 
 __all__ = ["ClusterLostError", "PartitionError", "fit", "predict"]
 
-#: Learners that train on partitions; ``"auto"`` picks BCFW where it applies, else SGD.
+#: Learners that train on partitions; ``"auto"`` picks BCFW where it applies, else SGD
+#: (:func:`bicrit.learners.auto.auto_learner` with ``distributed=True``).
 LEARNERS = ("cutting-plane", "bcfw", "sgd")
+
+#: How distributed BCFW combines the partitions' changes (:class:`~bicrit.dask.runners.CocoaRunner`).
+AGGREGATIONS = ("add", "average")
 
 
 def _client(client: Any) -> Any:
@@ -46,34 +50,63 @@ def _client(client: Any) -> Any:
         ) from None
 
 
-def fit(estimator: Any, parts: Sequence[Any], *, client: Any = None) -> Any:
+def fit(
+    estimator: Any,
+    parts: Sequence[Any],
+    *,
+    client: Any = None,
+    callback: Callable[[dict[str, Any]], Any] | None = None,
+    aggregation: str = "add",
+) -> Any:
     """Trains ``estimator`` (any :class:`~bicrit.StructuredSVM`) on the partitions ``parts`` on
     the cluster of ``client`` (None: the current default client) and returns it fitted.
+
+    ``callback(row)`` is called after every round with its history row, as the estimator's
+    ``fit(callback=)``. ``aggregation`` is how ``learner="bcfw"`` combines the partitions'
+    changes: ``"add"`` (CoCoA+, σ' = K; the default, fewer rounds) or ``"average"`` (CoCoA).
 
     Partitions whose label spaces disagree (tags, classes, label counts, hierarchy) are refused
     before the first round; a partition that cannot be read or prepared is named in the error
     (:class:`PartitionError`). A partition lost with its worker is rebuilt on another from its
     source and the round is run again; when that is impossible, :class:`ClusterLostError` is
-    raised. Ctrl-C keeps the finished rounds (the driver's rule)."""
+    raised and, after the first round, the estimator is left fitted with the last finished
+    round's model (also in the error's ``estimator``). Ctrl-C keeps the finished rounds (the
+    driver's rule: ``interrupted_`` is True). The stability stop (``n_iter_no_change``)
+    decodes a probe of at most 1000 training instances drawn from the partitions in proportion
+    to their sizes and sent to the client once."""
     from bicrit.dask.cluster import Shards
     from bicrit.dask.runners import ClusterTraining
     from bicrit.dask.space import agree
-    from bicrit.errors import InvalidParameterError
+    from bicrit.errors import IncompatibleError, InvalidParameterError
     from bicrit.estimators.pieces import create_piece
     from bicrit.learners import Learner
+    from bicrit.learners.fit import PROBE_SIZE
 
     client = _client(client)
     parts = list(parts)
     if not parts:
         raise ValueError("parts is empty: give at least one partition")
+    if aggregation not in AGGREGATIONS:
+        raise InvalidParameterError(
+            f"aggregation must be one of {AGGREGATIONS}, got {aggregation!r}"
+        )
     if isinstance(estimator.C, str):
         raise InvalidParameterError(
-            'C="auto" needs a held-out part of the data on the client: choose C locally '
-            "on a sample, then fit on the cluster with that C"
+            'C="auto" does not run on a cluster: it scores each C on held-out instances with '
+            "the task's headline metric (e.g. entity F1), which does not add up over "
+            "partitions; choose C locally on a sample (C='auto'), then fit on the cluster with "
+            "that C (C=model.C_)"
         )
     if getattr(estimator, "warm_start", False):
-        raise InvalidParameterError("warm_start does not apply to a distributed fit")
+        raise InvalidParameterError(
+            "warm_start does not apply to a distributed fit: the partitions' native learners "
+            "(warm starts, dual blocks) live on the workers only for one fit; to continue, "
+            "fit again with the same partitions and more max_epochs"
+        )
     estimator._check_params()
+    refusal = estimator._cluster_refusal()
+    if refusal:
+        raise IncompatibleError(refusal)
     estimator._forget()
     shards = Shards(client, parts, estimator)
     try:
@@ -83,25 +116,48 @@ def fit(estimator: Any, parts: Sequence[Any], *, client: Any = None) -> Any:
         structure = create_piece("structure", space["structure"])
         estimator.structure_ = structure
         estimator._import_extra(space["extra"], space["arrays"])
-        _surrogate, _search, learner, params = estimator._pieces(structure)
+        _surrogate, _search, learner, params = estimator._pieces(structure, distributed=True)
         if learner not in LEARNERS:
-            from bicrit.errors import IncompatibleError
-
             raise IncompatibleError(
                 f"learner {learner!r} does not train on partitions: use one of {LEARNERS}"
             )
-        training = ClusterTraining(structure, None, None, Learner(learner, **params), shards)
-        estimator._run(training, None)
-        first = next(s for s in summaries if s["n"])
-        if first.get("n_features_in") is not None:
-            estimator.n_features_in_ = int(first["n_features_in"])
+        stops = []
+        if estimator.n_iter_no_change is not None:
+            probe = shards.probe(PROBE_SIZE, estimator._probe_seed())
+            stop = estimator._stability_on(structure, probe)
+            stops += [] if stop is None else [stop]
+        else:
+            shards.probe(0, 0)  # the workers release the inputs kept for it
+        training = ClusterTraining(
+            structure, None, None, Learner(learner, **params), shards, aggregation=aggregation
+        )
+        estimator._run(training, callback, stops=stops)
+        _set_features(estimator, summaries)
+    except ClusterLostError as exc:
+        if not hasattr(estimator, "coef_"):
+            estimator._forget()
+            raise
+        _set_features(estimator, summaries)
+        exc.estimator = estimator
+        exc.args = (
+            f"{exc}; the estimator keeps the model of the last finished round "
+            f"({estimator.n_epochs_} rounds)",
+        )
+        raise
     except BaseException:
         estimator._forget()
         raise
     finally:
         shards.close()
-    estimator._trainer = None  # the cluster's runner does not outlive the fit
+        if hasattr(estimator, "coef_"):
+            estimator._trainer = None  # the cluster's runner does not outlive the fit
     return estimator
+
+
+def _set_features(estimator: Any, summaries: list[dict[str, Any]]) -> None:
+    first = next(s for s in summaries if s["n"])
+    if first.get("n_features_in") is not None:
+        estimator.n_features_in_ = int(first["n_features_in"])
 
 
 def _predict_part(model: Any, source: Any) -> list[Any]:

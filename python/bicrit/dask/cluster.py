@@ -18,16 +18,21 @@ import numpy as np
 from bicrit.dask import worker
 from bicrit.dask.sources import describe
 from bicrit.errors import InvalidInputError
+from bicrit.learners.fit import LostTraining
 
 __all__ = ["ClusterLostError", "Shard", "Shards", "combine"]
 
 #: Times a partition is rebuilt in one round before the fit gives up.
 MAX_REBUILDS = 3
+#: Times per partition a round's task may run away from the partition's live worker (and be
+#: sent again) before the fit gives up.
+MAX_MOVES = 5
 
 
-class ClusterLostError(RuntimeError):
+class ClusterLostError(LostTraining):
     """A partition could not be rebuilt (its source is gone with its worker, or the workers keep
-    dying); the estimator keeps the model of the last finished round."""
+    dying). Raised after the first round, the estimator is left fitted with the model of the
+    last finished round (``estimator``; :func:`bicrit.dask.fit` says so in the message)."""
 
 
 @dataclass
@@ -90,6 +95,8 @@ class Shards:
         #: The merged statistics of every partition (:meth:`share_statistics`), used again
         #: when a partition is rebuilt.
         self.shared: dict[str, Any] | None = None
+        #: Whether the workers keep the prepared inputs for the probe (:meth:`probe`).
+        self.keep_prepared = True
 
     @property
     def live(self) -> list[Shard]:
@@ -130,6 +137,7 @@ class Shards:
                     s.source,
                     self.estimator,
                     self.shared,
+                    self.keep_prepared,
                     key=f"prepare-{s.key}-{uuid.uuid4().hex[:6]}",
                     workers=where,
                     allow_other_workers=True,
@@ -174,6 +182,106 @@ class Shards:
         """``fn`` on every non-empty partition; results in order (no rebuild)."""
         return list(self.client.gather([self.submit(s, fn, *args) for s in self.live]))
 
+    def broadcast(self, w: np.ndarray) -> Any:
+        """``w`` scattered to every worker once (a future): not once per task, nor inside the
+        task graph. A worker that died a moment ago makes the scatter fail until the scheduler
+        has removed it: it is tried again."""
+        for attempt in range(MAX_REBUILDS + 1):
+            try:
+                return self.client.scatter(w, broadcast=True, hash=False)
+            except Exception as exc:
+                if not _is_loss(exc) or attempt == MAX_REBUILDS:
+                    raise
+                time.sleep(0.5 * (attempt + 1))
+        raise AssertionError("unreachable")
+
+    def probe(self, size: int, seed: int) -> list[Any]:
+        """About ``size`` training instances in all, drawn from each partition in proportion
+        to its size (seeded by ``seed`` and the partition), in the structure's form — the
+        stability rule's probe; the workers then release the prepared inputs they kept for it
+        (``size`` 0: release only)."""
+        n = self.n
+        futures = []
+        for s in self.live:
+            m = min(s.n, -(-size * s.n // n)) if size > 0 else 0
+            futures.append(self.submit(s, worker.probe, m, seed * 1_000_003 + s.index))
+        self.keep_prepared = False
+        return [p for p in self.client.gather(futures) if p is not None]
+
+    def open(self, open_one: Callable[[Shard], None]) -> None:
+        """``open_one(shard)`` (a phase's native partition) on every non-empty partition,
+        rebuilding those lost with their worker."""
+        for s in self.live:
+            try:
+                open_one(s)
+            except Exception as exc:
+                if not _is_loss(exc):
+                    raise
+                self._rebuild([s])
+                open_one(s)
+
+    def each_rebuilt(
+        self, run: Callable[[Shard], Any], rebuilt: Callable[[Shard], None]
+    ) -> list[Any]:
+        """The results of ``run(shard)`` (a submitted task) on every non-empty partition, in
+        order; partitions lost with their worker are rebuilt (``rebuilt(shard)`` reopens their
+        phase) and run again."""
+        futures = self._run_all(run, rebuilt)[0]
+        return list(self.client.gather([futures[s.key] for s in self.live]))
+
+    def _run_all(
+        self, run: Callable[[Shard], Any], rebuilt: Callable[[Shard], None]
+    ) -> tuple[dict[str, Any], int]:
+        """Submits ``run(shard)`` for every non-empty partition and waits; lost partitions are
+        rebuilt and run again (at most :data:`MAX_REBUILDS` times). Ctrl-C cancels the tasks."""
+        from distributed import wait
+
+        pending = {s.key: s for s in self.live}
+        futures: dict[str, Any] = {}
+        attempts = misplaced = 0
+        try:
+            while pending:
+                for key, s in pending.items():
+                    futures[key] = run(s)
+                wait([futures[k] for k in pending])
+                lost = []
+                for key in list(pending):
+                    f = futures[key]
+                    if f.status == "error":
+                        exc = f.exception()
+                        if not _is_loss(exc):
+                            raise exc
+                        lost.append(pending[key])
+                pending = {}
+                # a task the scheduler moved away from a live holder (work stealing: the
+                # restrictions are loose so that a dead worker's tasks still run) is sent again;
+                # only partitions whose worker is gone are rebuilt
+                alive = set(self._workers())
+                moved = [s for s in lost if s.address in alive]
+                gone = [s for s in lost if s.address not in alive]
+                misplaced += len(moved)
+                if misplaced > MAX_MOVES * max(len(self.live), 1):
+                    raise ClusterLostError(
+                        f"the scheduler kept running rounds away from their partitions' workers "
+                        f"({misplaced} times): is work stealing forcing tasks onto other workers?"
+                    )
+                if gone:
+                    attempts += 1
+                    if attempts > MAX_REBUILDS:
+                        names = ", ".join(self.name(s) for s in gone)
+                        raise ClusterLostError(f"{names}: lost {attempts} times in one round")
+                    self._rebuild(gone)
+                    for s in gone:
+                        rebuilt(s)
+                pending = {s.key: s for s in lost}
+        except KeyboardInterrupt:
+            # the round is abandoned: its tasks stop being waited for (the driver keeps the
+            # finished rounds)
+            with contextlib.suppress(Exception):
+                self.client.cancel(list(futures.values()))
+            raise
+        return futures, attempts
+
     def round(
         self,
         w: np.ndarray,
@@ -184,34 +292,8 @@ class Shards:
         """One round: ``run(shard)`` submits each partition's round task; the results are summed
         (``combine``) and returned with the round's cluster statistics. Partitions lost with
         their worker are rebuilt (``rebuilt(shard)`` reopens their phase) and run again."""
-        from distributed import wait
-
         start = time.perf_counter()
-        pending = {s.key: s for s in self.live}
-        futures: dict[str, Any] = {}
-        attempts = 0
-        while pending:
-            for key, s in pending.items():
-                futures[key] = run(s)
-            wait([futures[k] for k in pending])
-            lost = []
-            for key in list(pending):
-                f = futures[key]
-                if f.status == "error":
-                    exc = f.exception()
-                    if not _is_loss(exc):
-                        raise exc
-                    lost.append(pending[key])
-            pending = {}
-            if lost:
-                attempts += 1
-                if attempts > MAX_REBUILDS:
-                    names = ", ".join(self.name(s) for s in lost)
-                    raise ClusterLostError(f"{names}: lost {attempts} times in one round")
-                self._rebuild(lost)
-                for s in lost:
-                    rebuilt(s)
-                pending = {s.key: s for s in lost}
+        futures, attempts = self._run_all(run, rebuilt)
         ordered = [futures[s.key] for s in self.live]
         total = self._reduce(ordered, kind)
         wall = time.perf_counter() - start

@@ -6,8 +6,9 @@ the epoch differs. Each round broadcasts the weights and sums what the partition
   returns its cut Σ_i (c_i·Δφ_i, b_i) at w, the client adds the sum and solves the QP
   (:class:`bicrit._native.CutCoordinator`). The iterates are the local learner's up to the order
   of the floating-point sums.
-* :class:`CocoaRunner` — BCFW in the CoCoA style (Jaggi et al. 2014): each partition runs a BCFW
-  pass over its own dual blocks from w; the changes are averaged (γ = 1/K, σ' = 1, always safe).
+* :class:`CocoaRunner` — BCFW in the CoCoA style: each partition runs a BCFW pass over its own
+  dual blocks from w; the changes are added with σ' = K (CoCoA+, Ma et al. 2015; the default) or
+  averaged (γ = 1/K, σ' = 1: CoCoA, Jaggi et al. 2014). Both are safe: the dual never decreases.
   Each round certifies the duality gap of the weights it started from.
 * :class:`MixingRunner` — SGD by iterative parameter mixing (McDonald, Hall & Mann 2010): each
   partition runs an SGD epoch from the mixed weights; the new weights are the size-weighted mean.
@@ -38,6 +39,14 @@ class ClusterTraining(Training):
 
     shards: Shards | None = None
     phase_count: int = field(default=0)
+    #: How distributed BCFW aggregates the partitions' changes: ``"add"`` or ``"average"``.
+    aggregation: str = "add"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        # the structure the partitions were prepared with: a phase on another one (a plan
+        # may replace ``structure``) sends its configuration to the workers
+        self._prepared_on = self.structure
 
     def runner(
         self,
@@ -66,18 +75,22 @@ class ClusterTraining(Training):
                 "'bcfw' or 'sgd'"
             )
         config = None
-        if structure is not None and structure is not self.structure:
+        if s is not self._prepared_on:  # e.g. Shared SVM's new node weights
             from bicrit.estimators.pieces import structure_config
 
             config = structure_config(structure)
-        return cls(self.shards, self.phase_count, surrogate, search, learner, w0, s, config)
+        runner = cls(self.shards, self.phase_count, surrogate, search, learner, w0, s, config)
+        runner.aggregation = self.aggregation
+        return runner
 
 
 class _Runner:
     """What the three runners share: opening the phase's partitions, one round on them, the
-    cluster statistics in each row."""
+    exact objective at the weights (an inference pass on every partition: Shared SVM's α steps
+    ask for it), the cluster statistics in each row."""
 
     kind = ""
+    aggregation = "add"
 
     def __init__(
         self,
@@ -102,8 +115,7 @@ class _Runner:
         self.params = dict(learner.params)
         self.w = np.zeros(self.dim) if w0 is None else np.array(w0, dtype=np.float64)
         self.task_loss = bool(self.params.get("task_loss", False))
-        for s in self.shards.live:
-            self._open(s)
+        self.shards.open(self._open)
 
     def _spec(self, shard: Shard) -> Any:
         """The learner of ``shard``'s native partition."""
@@ -124,13 +136,16 @@ class _Runner:
             )
         )
 
-    def _round(self, scale: float = 1.0) -> tuple[dict[str, Any], dict[str, Any]]:
+    def _round(
+        self, scale: float = 1.0, sigma: float = 1.0
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
         w = self.w
-        # the weights go to every worker once (not once per task, nor inside the task graph)
-        wf = self.shards.client.scatter(w, broadcast=True, hash=False)
+        wf = self.shards.broadcast(w)
 
         def run(s: Shard) -> Any:
-            return self.shards.submit(s, worker.run_round, self.phase, wf, scale, self.task_loss)
+            return self.shards.submit(
+                s, worker.run_round, self.phase, wf, scale, self.task_loss, sigma
+            )
 
         try:
             return self.shards.round(w, run, self.kind, self._rebuilt)
@@ -139,6 +154,39 @@ class _Runner:
 
     def _rebuilt(self, shard: Shard) -> None:
         self._open(shard)
+
+    def evaluate(self, averaged: bool = True, task_loss: bool = False) -> dict[str, Any]:
+        """The exact objective ½‖w‖² + C·Σ_i ℓ_i(w) at ``weights(averaged)``: one inference pass
+        on every partition (warm starts read, not updated), as the local trainer's
+        ``evaluate``; ``task_loss`` is not computed on the cluster (None)."""
+        import time
+
+        w = np.asarray(self.weights(averaged), dtype=np.float64)
+        start = time.perf_counter()
+        wf = self.shards.broadcast(w)
+        try:
+            parts = self.shards.each_rebuilt(
+                lambda s: self.shards.submit(s, worker.evaluate, self.phase, wf), self._rebuilt
+            )
+        finally:
+            wf.release()
+        loss = float(sum(p["loss"] for p in parts))
+        norm_sq = float(w @ w)
+        return {
+            "objective": 0.5 * norm_sq + float(self.params["C"]) * loss,
+            "loss": loss / self.n_instances,
+            "norm_sq": norm_sq,
+            "task_loss": None,
+            "time": time.perf_counter() - start,
+            **_calls(_sum_counts(parts)),
+        }
+
+    def objective(self, averaged: bool = True) -> float:
+        """The exact primal objective at ``weights(averaged)`` (:meth:`evaluate`)."""
+        return float(self.evaluate(averaged)["objective"])
+
+    def weights(self, averaged: bool = True) -> np.ndarray:
+        raise NotImplementedError
 
     def _row(self, stats: Mapping[str, Any], cluster: Mapping[str, Any]) -> dict[str, Any]:
         self.n_epochs += 1
@@ -176,8 +224,9 @@ class CutRunner(_Runner):
 
 
 class CocoaRunner(_Runner):
-    """Distributed BCFW, CoCoA with averaging (module documentation). The weights start at 0
-    (a dual method's w is the sum of its blocks; a warm start ``w0`` is refused)."""
+    """Distributed BCFW, CoCoA+ (adding) or CoCoA (averaging) (module documentation). The
+    weights start at 0 (a dual method's w is the sum of its blocks; a warm start ``w0`` is
+    refused)."""
 
     kind = "bcfw"
 
@@ -205,10 +254,13 @@ class CocoaRunner(_Runner):
         self._resync = True
 
     def epoch(self) -> Mapping[str, Any]:
-        self._resync = False
         w = self.w
         k = len(self.shards.live)
-        total, cluster = self._round(1.0 / k)
+        # adding (γ = 1) with the local subproblems' σ' = K, or averaging (γ = 1/K, σ' = 1)
+        if self.aggregation == "add":
+            total, cluster = self._round(1.0, float(k))
+        else:
+            total, cluster = self._round(1.0 / k, 1.0)
         delta, counts, start, dual_lin = total["out"]
         c = float(self.params["C"])
         norm_sq = float(w @ w)
@@ -220,6 +272,7 @@ class CocoaRunner(_Runner):
             self.w = np.sum([s[0] for s in shares], axis=0)
             dual_lin = float(sum(s[1] for s in shares))
             gap = math.nan
+            self._resync = False
         else:
             self.w = w + delta
             # the dual of the round's starting point, D = −½‖w‖² + Σ_k dual_k, is that of the
@@ -311,6 +364,15 @@ class MixingRunner(_Runner):
 
 
 _KINDS = ("lambda", "extreme", "cone", "ban", "kbest", "frontier")
+
+
+def _sum_counts(parts: list[Mapping[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for p in parts:
+        for k, v in p.items():
+            if k != "time":
+                out[k] = out.get(k, 0) + v
+    return out
 
 
 def _total_calls(counts: Mapping[str, Any]) -> int:

@@ -13,7 +13,17 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["PartitionLost", "close", "drop", "open_phase", "prepare", "run_round", "share"]
+__all__ = [
+    "PartitionLost",
+    "close",
+    "drop",
+    "evaluate",
+    "open_phase",
+    "prepare",
+    "probe",
+    "run_round",
+    "share",
+]
 
 
 class PartitionLost(RuntimeError):
@@ -27,6 +37,8 @@ class _Held:
     Y: Any
     n: int
     phases: dict[int, Any] = field(default_factory=dict)
+    #: The prepared inputs (the structure's form) until the fit's probe is taken from them.
+    prepared: tuple[Any, Any] | None = None
 
 
 _REGISTRY: dict[str, _Held] = {}
@@ -43,14 +55,20 @@ def _address() -> str:
 
 
 def prepare(
-    key: str, index: int, source: Any, estimator: Any, shared: dict[str, Any] | None = None
+    key: str,
+    index: int,
+    source: Any,
+    estimator: Any,
+    shared: dict[str, Any] | None = None,
+    keep_prepared: bool = False,
 ) -> dict[str, Any]:
     """Reads partition ``index`` (from ``source``), converts it to the structure's form as
     ``estimator``'s fit does (with the ``shared`` statistics of every partition when given),
     and keeps it here under ``key``. Returns its summary: the worker's address, the number of
     instances, its label space (structure configuration, the estimator's fitted vocabularies)
     for the client to compare across partitions, and the statistics it learnt its shape from
-    (:meth:`StructuredSVM._fit_statistics`) for the client to merge."""
+    (:meth:`StructuredSVM._fit_statistics`) for the client to merge. ``keep_prepared`` keeps
+    the inputs in the structure's form until :func:`probe` takes the fit's probe from them."""
     from sklearn.base import clone
 
     from bicrit.dask.sources import PartitionError, describe, materialize, split
@@ -74,7 +92,7 @@ def prepare(
     except Exception as e:
         raise PartitionError(f"{describe(index, source)}: {e}") from e
     with _LOCK:
-        _REGISTRY[key] = _Held(structure, Xn, Yn, n)
+        _REGISTRY[key] = _Held(structure, Xn, Yn, n, prepared=(Xp, Yp) if keep_prepared else None)
     return {
         "key": key,
         "address": _address(),
@@ -126,25 +144,55 @@ def open_phase(
     return held.n
 
 
-def run_round(key: str, phase: int, w: np.ndarray, scale: float, task_loss: bool) -> dict[str, Any]:
+def probe(key: str, size: int, seed: int) -> Any:
+    """``size`` instances of the partition drawn with ``seed``, in the structure's form (the
+    stability rule's probe, :meth:`StructuredSVM._stability`); the prepared inputs are then
+    released (a partition rebuilt later is not asked again)."""
+    held = _held(key)
+    with _LOCK:
+        prepared, held.prepared = held.prepared, None
+    if prepared is None or size <= 0:
+        return None
+    Xp, _ = prepared
+    rng = np.random.default_rng(seed)
+    idx = np.sort(rng.choice(held.n, size=min(size, held.n), replace=False)).tolist()
+    return held.structure.take(Xp, idx)
+
+
+def _phase(key: str, phase: int) -> Any:
+    part = _held(key).phases.get(phase)
+    if part is None:
+        raise PartitionLost(f"partition {key} has no phase {phase} on worker {_address()}")
+    return part
+
+
+def run_round(
+    key: str, phase: int, w: np.ndarray, scale: float, task_loss: bool, sigma: float = 1.0
+) -> dict[str, Any]:
     """One round of the partition at ``w``: its native pass (GIL released) and the time it
     took, with the size of what it sends back."""
     held = _held(key)
-    part = held.phases.get(phase)
-    if part is None:
-        raise PartitionLost(f"partition {key} has no phase {phase} on worker {_address()}")
+    part = _phase(key, phase)
     start = time.perf_counter()
-    out = part.round(np.ascontiguousarray(w, dtype=np.float64), scale, task_loss)
+    out = part.round(np.ascontiguousarray(w, dtype=np.float64), scale, task_loss, sigma)
     elapsed = time.perf_counter() - start
     nbytes = sum(int(x.nbytes) for x in out if isinstance(x, np.ndarray))
     return {"out": out, "time": {key: elapsed}, "bytes": {key: nbytes}, "n": held.n}
 
 
+def evaluate(key: str, phase: int, w: np.ndarray) -> dict[str, Any]:
+    """The exact pass of the partition at ``w`` (:meth:`Partition.evaluate`): Σ_i ℓ_i(w) in
+    ``loss`` and the pass's counters, with the time it took."""
+    part = _phase(key, phase)
+    start = time.perf_counter()
+    counts = dict(part.evaluate(np.ascontiguousarray(w, dtype=np.float64)))
+    counts["time"] = time.perf_counter() - start
+    return counts
+
+
 def share(key: str, phase: int) -> tuple[np.ndarray, float] | None:
     """The partition's share of the BCFW dual point (see :meth:`Partition.dual_share`)."""
-    part = _held(key).phases.get(phase)
-    if part is None:
-        raise PartitionLost(f"partition {key} has no phase {phase} on worker {_address()}")
+    part = _phase(key, phase)
     share: tuple[np.ndarray, float] | None = part.dual_share()
     return share
 

@@ -322,9 +322,16 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
         validation.check_common(self)
         check_flag("check_oracle", getattr(self, "check_oracle", False))
 
-    def _learner_name(self, surrogate: Any) -> str:
-        """``learner``, with ``"auto"`` resolved for ``surrogate``."""
-        return auto_learner(surrogate) if self.learner == "auto" else str(self.learner)
+    def _learner_name(self, surrogate: Any, distributed: bool = False) -> str:
+        """``learner``, with ``"auto"`` resolved for ``surrogate`` (on a cluster when
+        ``distributed``)."""
+        if self.learner == "auto":
+            return auto_learner(surrogate, distributed=distributed)
+        return str(self.learner)
+
+    def _cluster_refusal(self) -> str | None:
+        """Why this estimator cannot train on a cluster (:mod:`bicrit.dask`), or None."""
+        return None
 
     # ---------------------------------------------------------------- fit
 
@@ -438,11 +445,14 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
         self._set_n_features(Xn)
         return self
 
-    def _pieces(self, structure: Any) -> tuple[Any, Any, str, dict[str, Any]]:
-        """(surrogate, search, learner name, learner parameters) of a fit on ``structure``."""
+    def _pieces(
+        self, structure: Any, distributed: bool = False
+    ) -> tuple[Any, Any, str, dict[str, Any]]:
+        """(surrogate, search, learner name, learner parameters) of a fit on ``structure`` (on
+        a cluster when ``distributed``)."""
         surrogate = self._surrogate_obj()
         search = self._search_spec(surrogate, structure)
-        learner = self._learner_name(surrogate)
+        learner = self._learner_name(surrogate, distributed)
         return surrogate, search, learner, self._learner_params(learner)
 
     def _run(
@@ -459,7 +469,9 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
         """Runs the plan of a fit on ``training`` (this machine's :class:`Training`, or another
         executor's, e.g. :mod:`bicrit.dask`) through the driver and sets the fitted attributes.
         ``key`` identifies the training data for ``warm_start``'s resumption; ``stops`` are
-        further driver callbacks that may end the fit (:meth:`_stability`)."""
+        further driver callbacks that may end the fit (:meth:`_stability`). When the runner
+        lost its data after finished epochs (:class:`~bicrit.learners.fit.LostTraining`), the
+        estimator is fitted with them and the error is raised."""
         import polars as pl
 
         surrogate, search, _, _ = self._pieces(training.structure)
@@ -503,6 +515,8 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
             - start
             + (self.fit_time_ if continuing and hasattr(self, "fit_time_") else 0.0)
         )
+        if result.lost is not None:  # fitted with the finished epochs, then the error
+            raise result.lost
         return self
 
     def _fit_statistics(self, structure: Any) -> dict[str, Any]:
@@ -519,21 +533,38 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
         predictions (:func:`bicrit.learners.fit.stable_predictions`) on a seeded probe of at
         most ``PROBE_SIZE`` training instances; the probe's mean task loss is the history's
         ``task_loss``."""
-        from bicrit.learners.fit import PROBE_SIZE, stable_predictions
+        from bicrit.learners.fit import PROBE_SIZE
         from bicrit.structures.base import take
 
         n = int(validation.n_rows(Y) or 0)  # X may be a tuple, e.g. (hashed features, offsets)
-        rng = np.random.default_rng([0 if self.random_state is None else self.random_state, 11])
+        rng = np.random.default_rng([self._probe_seed(), 11])
         idx = np.sort(rng.choice(n, size=min(n, PROBE_SIZE), replace=False)).tolist()
-        probe, gold = structure.take(X, idx), list(take(Y, idx))
+        return self._stability_on(structure, [structure.take(X, idx)], list(take(Y, idx)))
+
+    def _probe_seed(self) -> int:
+        return 0 if self.random_state is None else int(self.random_state)
+
+    def _stability_on(
+        self, structure: Any, probes: list[Any], gold: list[Any] | None = None
+    ) -> Callable[[Any], Any] | None:
+        """The stability rule on ``probes``, parts of the probe in the structure's form (one
+        part here; a fit on several machines gathers one from each partition). With ``gold``,
+        the probe's labels, its mean task loss is the history's ``task_loss``."""
+        from bicrit.learners.fit import stable_predictions
+
+        def predict(w: np.ndarray) -> list[Any]:
+            return [
+                p for probe in probes for p in structure.batch_predict(w, probe, n_jobs=self.n_jobs)
+            ]
 
         def task_loss(P: Any) -> float:
+            assert gold is not None
             return float(np.mean([structure.loss(p, g) for p, g in zip(P, gold, strict=True)]))
 
         return stable_predictions(
-            lambda w: structure.batch_predict(w, probe, n_jobs=self.n_jobs),
+            predict,
             patience=int(self.n_iter_no_change),
-            task_loss=task_loss,
+            task_loss=None if gold is None else task_loss,
         )
 
     def _set_coef(self, w: np.ndarray) -> None:

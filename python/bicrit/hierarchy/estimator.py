@@ -70,6 +70,7 @@ from bicrit.estimators.structured import StructuredSVM, _init_params
 from bicrit.hierarchy.graph import Hierarchy
 from bicrit.hierarchy.labels import add_virtual_leaves, check_labels, terminals
 from bicrit.hierarchy.models import MODELS, MULTILABEL_LOSSES, model
+from bicrit.hierarchy.shape import LabelShape
 from bicrit.learners.fit import FitResult, Training
 
 __all__ = ["MODELS", "SSVM_LOSSES", "HierarchicalSVM"]
@@ -362,7 +363,11 @@ class HierarchicalSVM(StructuredSVM):
         self.n_features_in_ = int(X.shape[1])
         Ys = self._check_y(h0, Y, Xc.shape[0])
         n_terms = np.array([len(terminals(h0, y)) for y in Ys])
-        multi = bool(np.any(n_terms > 1)) if self.multilabel is None else bool(self.multilabel)
+        # what the labels decide (virtual leaves, multi-label, node frequencies): from these
+        # labels, or from the whole training data's when they are one part of it
+        self._label_shape = LabelShape.of(h0, Ys)
+        shape = (shared or {}).get("hierarchy_labels") or self._label_shape
+        multi = shape.multi if self.multilabel is None else bool(self.multilabel)
         if not multi and np.any(n_terms > 1):
             i = int(np.argmax(n_terms > 1))
             raise InvalidInputError(
@@ -378,7 +383,7 @@ class HierarchicalSVM(StructuredSVM):
         if self.labels == "leaves":
             check_labels(h0, Ys, leaves=True, single=not multi)
         if self.labels == "auto":
-            vl = add_virtual_leaves(h0, Ys)
+            vl = add_virtual_leaves(h0, Ys, nodes=shape.internal_terminals)
             h, Ys = vl.hierarchy, vl.Y
             self.virtual_parent_ = vl.virtual_parent
         else:
@@ -395,7 +400,7 @@ class HierarchicalSVM(StructuredSVM):
             ("feature" if h.n_nodes > 200 else "node") if self.layout == "auto" else self.layout
         )
         Yr = [np.union1d(y, [h.root]).astype(np.int64) for y in Ys]
-        w = model(self.model).training_weights(self, h, multi, Yr)
+        w = model(self.model).training_weights(self, h, multi, shape.counts, shape.n)
         self._alpha_now = w.alpha
         self._loss_, self.node_loss_weight_ = w.loss, w.loss_weight
         self.node_miss_weight_ = w.miss_weight
@@ -433,12 +438,31 @@ class HierarchicalSVM(StructuredSVM):
             params.setdefault("batch_size", int(self.batch_size))
         return params
 
-    def _stability(self, structure: Any, X: Any, Y: Any) -> None:
+    def _stability_on(self, structure: Any, probes: list[Any], gold: Any = None) -> None:
         """No training-probe stop: the stability rule acts on a plan's ``main`` phase, and the
         models' plans run rounds of their own (phases ``v``, α steps between them); they stop
         on ``tol``, their certificates and ``max_epochs``. (``C="auto"``'s path fits of the
         one-phase models are not scored per epoch either: the same phases.)"""
         return None
+
+    def _fit_statistics(self, structure: Any) -> dict[str, Any]:
+        """The feature moments of the scaling and the label statistics (:class:`LabelShape`)."""
+        stats = super()._fit_statistics(structure)
+        stats["hierarchy_labels"] = self._label_shape
+        return stats
+
+    def _cluster_refusal(self) -> str | None:
+        refusal = model(self.model).cluster_refusal
+        if refusal is None and self.model == "ssvm":
+            learner = self._learner_name(self._surrogate_obj(), distributed=True)
+            if learner == "bcfw":
+                refusal = (
+                    "model='ssvm' with learner 'bcfw' does not train on a cluster: each α step "
+                    "rescales the weights, and distributed BCFW's weights are the sum of its "
+                    "dual blocks, which cannot start from given weights; use "
+                    "learner='cutting-plane' or 'sgd'"
+                )
+        return refusal
 
     def _default_plan(self, training: Training, surrogate: Any, search: Any, w0: Any) -> Any:
         return super()._plan(training, surrogate, search, w0)
@@ -642,7 +666,8 @@ class HierarchicalSVM(StructuredSVM):
 
     def _extra_arrays(self) -> dict[str, np.ndarray]:
         return {
-            "alpha": np.asarray(self.alpha_, dtype=np.float64),
+            # before the fit (a partition's label space, bicrit.dask), the α it trains with
+            "alpha": np.asarray(self.__dict__.get("alpha_", self._alpha_now), dtype=np.float64),
             "virtual_parent": np.asarray(self.virtual_parent_, dtype=np.int64),
             **scale_arrays(self.scale_mean_, self.scale_std_),
         }
@@ -672,7 +697,10 @@ class HierarchicalSVM(StructuredSVM):
         mw = getattr(s, "node_miss_weight", None)
         self.node_miss_weight_ = None if mw is None else np.asarray(mw, dtype=np.float64)
         self.alpha_ = np.array(arrays["alpha"], dtype=np.float64)
+        self._alpha_now = self.alpha_.copy()
         self.virtual_parent_ = np.array(arrays["virtual_parent"], dtype=np.int64)
+        if not hasattr(self, "_w"):  # the label space of a fit on several machines, before it
+            return
         rows = self.structure_.coef(self._w)
         if rows.shape != (self.hierarchy_.n_nodes, self.n_features_):
             raise InvalidInputError(

@@ -186,11 +186,13 @@ def add_virtual_leaves(
     hierarchy: Hierarchy,
     Y: Sequence[Iterable[int]],
     *,
-    nodes: Literal["terminals", "all"] = "terminals",
+    nodes: Literal["terminals", "all"] | Sequence[int] = "terminals",
     suffix: str = VIRTUAL_SUFFIX,
 ) -> VirtualLeaves:
     """Hangs a virtual leaf under every internal node that is some label's terminal
-    (``nodes="terminals"``) or under every internal node (``nodes="all"``), and maps the labels.
+    (``nodes="terminals"``), under every internal node (``nodes="all"``) or under the internal
+    nodes listed (those that end some label of the whole data, when ``Y`` is one part of it),
+    and maps the labels.
 
     Labels are ancestor-closed node sets, with or without the root (the output keeps the input's
     convention); an empty set stands for the root alone. Virtual leaves get the ids
@@ -198,10 +200,17 @@ def add_virtual_leaves(
     plus ``suffix``. Original ids do not change, so α of the original nodes and weight rows line
     up; :meth:`VirtualLeaves.to_original` maps predictions back.
     """
-    check_choice("nodes", nodes, ("terminals", "all"))
     n = hierarchy.n_nodes
     children = hierarchy.children
-    if nodes == "all":
+    if not isinstance(nodes, str):
+        listed = sorted({int(v) for v in nodes})
+        bad = [v for v in listed if not (0 <= v < n and children[v])]
+        if bad:
+            raise InvalidParameterError(f"nodes lists {bad[0]}, which is not an internal node")
+        parents_of_virtual = listed
+    elif nodes not in ("terminals", "all"):
+        raise InvalidParameterError(f"nodes must be 'terminals' or 'all', got {nodes!r}")
+    elif nodes == "all":
         parents_of_virtual = [v for v in range(n) if children[v]]
     else:
         found: set[int] = set()

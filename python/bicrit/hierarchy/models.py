@@ -72,18 +72,21 @@ class Model:
     name: ClassVar[str] = ""
     #: Whether the model trains single labels only.
     single_label: ClassVar[bool] = False
+    #: Why the model cannot train on a cluster (:mod:`bicrit.dask`), or None.
+    cluster_refusal: ClassVar[str | None] = None
 
     def weights(self, est: Any, h: Hierarchy, multilabel: bool) -> Weights:
         raise NotImplementedError
 
     def training_weights(
-        self, est: Any, h: Hierarchy, multilabel: bool, Y: list[np.ndarray]
+        self, est: Any, h: Hierarchy, multilabel: bool, counts: np.ndarray, n: int
     ) -> Weights:
         """:meth:`weights`, with the task loss of ``est.multilabel_loss`` for multi-label
-        training labels ``Y`` (root included; :func:`task_loss`)."""
+        training labels whose node counts are ``counts`` (over the first nodes of ``h``) out of
+        ``n`` labels (:func:`task_loss`)."""
         w = self.weights(est, h, multilabel)
         if multilabel and est.multilabel_loss != "auto":
-            w = task_loss(est.multilabel_loss, w, h, Y, int(est.n_nodes_original_))
+            w = task_loss(est.multilabel_loss, w, h, counts, n, int(est.n_nodes_original_))
         return w
 
     def check(self, est: Any) -> None:
@@ -136,6 +139,12 @@ class NHSVM(Model):
 class NHSVM3(NHSVM):
     name = "nhsvm3"
     single_label = True
+    cluster_refusal = (
+        "model='nhsvm3' does not train on a cluster: its loss is a ratio (eq. NHSVM3), not a "
+        "bi-criteria surrogate, so it runs its own native SGD loop over the whole training set "
+        "(bicrit._native.Nhsvm3Trainer), which has no partition pass; train it on one machine, "
+        "or use model='nhsvm' or 'ssvm' on the cluster"
+    )
 
     def check(self, est: Any) -> None:
         if est.labels == "any":
@@ -260,21 +269,23 @@ class SSVM(Model):
         return phases
 
 
-def task_loss(kind: str, w: Weights, h: Hierarchy, Y: list[np.ndarray], n_original: int) -> Weights:
+def task_loss(
+    kind: str, w: Weights, h: Hierarchy, counts: np.ndarray, n: int, n_original: int
+) -> Weights:
     """``w`` with the multi-label task loss ``kind`` (module docstring) over the first
     ``n_original`` nodes (virtual leaves, added after them, cost nothing under ``"node"`` and
-    ``"weighted"``), node frequencies from the training labels ``Y``."""
+    ``"weighted"``), node frequencies ``counts / n`` from the ``n`` training labels
+    (``counts`` over the first ``len(counts)`` nodes of ``h``)."""
     M = h.n_nodes
     if kind == "leaf":
         return replace(w, loss="leaf", loss_weight=np.ones(M), miss_weight=None)
     real = (np.arange(M) < n_original).astype(np.float64)
     if kind == "node":
         return replace(w, loss="node", loss_weight=real, miss_weight=None)
-    counts = np.zeros(M)
-    for y in Y:
-        counts[y] += 1
-    n = max(len(Y), 1)
-    f = np.clip(counts / n, 1.0 / (n + 1), n / (n + 1))  # unseen or ubiquitous nodes: finite
+    full = np.zeros(M)
+    full[: len(counts)] = counts
+    n = max(n, 1)
+    f = np.clip(full / n, 1.0 / (n + 1), n / (n + 1))  # unseen or ubiquitous nodes: finite
     return replace(w, loss="node", loss_weight=real / (2 * (1 - f)), miss_weight=real / (2 * f))
 
 

@@ -19,9 +19,14 @@ def auto_search(surrogate: Any, capabilities: Mapping[str, Any], learner: str) -
     return "convex-hull"
 
 
-def auto_learner(surrogate: Any) -> str:
+def auto_learner(surrogate: Any, *, distributed: bool = False) -> str:
     """The learner ``learner="auto"`` picks: ``bcfw`` for the surrogates that are a maximum of
     functions affine in w (``affine_in_h``: margin, slack, β, generalized, Micro-F1 — each corner
     of the loss then has an intercept, which BCFW's dual needs), ``sgd`` otherwise (ProbLoss,
-    log loss, surrogates that do not say)."""
+    log loss, surrogates that do not say).
+
+    On a cluster (``distributed``, :mod:`bicrit.dask`) the same: BCFW runs there as CoCoA+
+    (local BCFW passes whose changes are added), which reaches a certified gap in fewer rounds
+    than the distributed 1-slack cutting plane needs (``benches/RESULTS-distributed.md``), and
+    SGD as parameter mixing."""
     return "bcfw" if bool(getattr(surrogate, "affine_in_h", False)) else "sgd"

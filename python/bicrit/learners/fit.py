@@ -26,6 +26,9 @@ The driver owns, once for everyone:
 * **Ctrl-C** — the native runners roll an interrupted epoch back, so the driver keeps every
   finished epoch and reports ``interrupted``; with no finished epoch the ``KeyboardInterrupt``
   propagates;
+* **lost training data** — a runner whose data is gone (:class:`LostTraining`: a cluster lost a
+  partition it cannot rebuild) ends the fit the same way: the finished epochs are kept and the
+  error is handed back in the result (``lost``) for the caller to raise once the model is set;
 * **history** — one row per epoch (the runner's stats, the phase's labels, the epoch number
   counted over the whole fit, ``cpu``: the process CPU time of the epoch, all threads) and the
   rows that steps between phases add;
@@ -56,6 +59,7 @@ __all__ = [
     "FitState",
     "Fixed",
     "HeldOutBest",
+    "LostTraining",
     "Phase",
     "Runner",
     "Training",
@@ -68,6 +72,11 @@ __all__ = [
 
 class FitInterruptedWarning(UserWarning):
     """A fit was interrupted (Ctrl-C) and kept the epochs that had finished."""
+
+
+class LostTraining(RuntimeError):
+    """A runner lost the data it trains on (e.g. a cluster partition that cannot be rebuilt):
+    the fit ends with its finished epochs kept (:attr:`FitResult.lost`)."""
 
 
 class FeatureScaleWarning(UserWarning):
@@ -277,6 +286,8 @@ class FitResult:
     #: A callback ended the fit.
     stopped: bool
     epochs: int
+    #: The error that ended the fit after finished epochs (:class:`LostTraining`), if any.
+    lost: LostTraining | None = None
 
 
 Plan = Iterable[Phase] | Callable[[FitState], Iterator[Phase]]
@@ -345,6 +356,7 @@ class Fit:
         )
         done = 0
         converged = interrupted = diverged = stopped = False
+        lost: LostTraining | None = None
         # a continued fit compares its first epoch with the last one of the fit it continues;
         # every later phase starts afresh (a new runner's first objective compares with nothing)
         prev_obj = state.rows[-1].get("objective") if state.rows else None
@@ -400,9 +412,17 @@ class Fit:
                 FitInterruptedWarning,
                 stacklevel=self.stacklevel,
             )
+        except LostTraining as exc:
+            if done == 0 or state.runner is None:
+                raise
+            lost = exc
         finally:
             bar.close()
-        return self._result(converged, interrupted, diverged, stopped, done)
+        result = self._result(converged, interrupted, diverged, stopped, done)
+        result.lost = lost
+        if lost is not None:
+            result.converged = False
+        return result
 
     def _settled(self, row: Mapping[str, Any], prev_obj: float | None) -> bool:
         if self.certified and row.get("converged"):

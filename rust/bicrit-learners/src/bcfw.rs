@@ -67,6 +67,9 @@ pub struct Bcfw<L> {
     pub warm: Vec<Option<WarmStart<L>>>,
     rng: Rng,
     pending_w0: Option<Vec<f64>>,
+    /// σ' of a CoCoA+ round ([`Bcfw::local_round`]): the local pass sees its own changes σ' times
+    /// (1 outside a round).
+    sigma: f64,
 }
 
 impl<L: Clone + PartialEq + Send + Sync> Bcfw<L> {
@@ -97,6 +100,7 @@ impl<L: Clone + PartialEq + Send + Sync> Bcfw<L> {
             rng,
             pending_w0: w0.filter(|w| w.iter().any(|&x| x != 0.0)),
             params,
+            sigma: 1.0,
         })
     }
 
@@ -259,7 +263,8 @@ impl<L: Clone + PartialEq + Send + Sync> Bcfw<L> {
                 gap_sum += gap_i;
                 let num =
                     if moved { lambda * dot(&self.w, &st.d) - self.block_ell[i] + ell_s } else { gap_i };
-                let den = lambda * st.dd;
+                // CoCoA+'s local subproblem weighs the quadratic term σ' times (σ' = 1: BCFW)
+                let den = self.sigma * lambda * st.dd;
                 let gamma = if self.params.line_search {
                     if den > 0.0 {
                         (num / den).clamp(0.0, 1.0)
@@ -272,7 +277,7 @@ impl<L: Clone + PartialEq + Send + Sync> Bcfw<L> {
                     2.0 * nf / (self.k as f64 + 2.0 * nf)
                 };
                 if gamma > 0.0 {
-                    axpy(&mut self.w, &st.d, -gamma);
+                    axpy(&mut self.w, &st.d, -gamma * self.sigma);
                     if self.params.average {
                         self.avg.on_update(&st.d, -gamma);
                     }
@@ -364,12 +369,20 @@ impl<L: Clone + PartialEq + Send + Sync> Bcfw<L> {
 }
 
 impl<L: Clone + PartialEq + Send + Sync> Bcfw<L> {
-    /// One CoCoA round on this partition (Jaggi et al. 2014, averaging: γ = 1/K, σ' = 1): from the
-    /// global weights `w` (= the sum of every partition's blocks), a BCFW pass over the
-    /// partition's own blocks moving a local copy of w, then every block changed by it is moved
-    /// back to `scale` (= 1/K) of its change. Returns `scale`·Δw, the partition's share of the
-    /// aggregated weights' change. The learner must be built on the partition with the global C
-    /// (then its line search is the global learner's, in the scale of P) and without averaging.
+    /// One CoCoA round on this partition: from the global weights `w` (= the sum of every
+    /// partition's blocks), a BCFW pass over the partition's own blocks moving a local copy of w,
+    /// then every block changed by it is kept at `scale` (γ) of its change. Returns γ·Δw, the
+    /// partition's share of the aggregated weights' change.
+    ///
+    /// * Averaging (Jaggi et al. 2014): γ = 1/K, `sigma` (σ') = 1.
+    /// * Adding (CoCoA+, Ma et al. 2015): γ = 1, σ' = K. The pass solves the local subproblem
+    ///   whose quadratic term is σ' times the partition's own: the local copy of w moves σ' times
+    ///   each block's change and the line search divides by σ'. Since ‖Σ_k Δw_k‖² ≤
+    ///   K·Σ_k ‖Δw_k‖², the sum of the K local gains is a lower bound of the dual's gain: adding
+    ///   the changes is safe (the dual never decreases).
+    ///
+    /// The learner must be built on the partition with the global C (then its line search is the
+    /// global learner's, in the scale of P) and without averaging.
     ///
     /// Before the pass, an exact pass at `w` gives Σ_i ℓ_i(w) over the partition
     /// (`RoundStats::start`): with the partitions' dual shares it certifies the gap of `w`,
@@ -380,6 +393,7 @@ impl<L: Clone + PartialEq + Send + Sync> Bcfw<L> {
         ctx: &Context<'_>,
         w: &[f64],
         scale: f64,
+        sigma: f64,
     ) -> Result<(Vec<f64>, crate::rounds::RoundStats)> {
         crate::check_size(p, self.blocks.len(), self.w.len())?;
         crate::check_counts((1, self.w.len()), (1, w.len()))?;
@@ -389,11 +403,17 @@ impl<L: Clone + PartialEq + Send + Sync> Bcfw<L> {
         if !(scale > 0.0 && scale <= 1.0) {
             return Err(Error::param(format!("the aggregation scale must be in (0, 1], got {scale}")));
         }
+        if !(sigma.is_finite() && sigma >= 1.0) {
+            return Err(Error::param(format!("the subproblem factor σ' must be ≥ 1, got {sigma}")));
+        }
         let start = crate::exact_pass(p, ctx, w, &self.warm, None)?;
         let saved = (self.w.clone(), self.ell, self.k, self.epochs, self.rng.clone());
         self.w = w.to_vec();
         let mut journal = Journal::new();
-        let stats = match self.run_epoch(p, ctx, &mut journal) {
+        self.sigma = sigma;
+        let run = self.run_epoch(p, ctx, &mut journal);
+        self.sigma = 1.0;
+        let stats = match run {
             Ok(s) => s,
             Err(e) => {
                 (self.w, self.ell, self.k, self.epochs, self.rng) = saved;
@@ -415,7 +435,8 @@ impl<L: Clone + PartialEq + Send + Sync> Bcfw<L> {
             self.blocks[i] = blended;
             self.block_ell[i] = old_ell + scale * (self.block_ell[i] - old_ell);
         }
-        let delta: Vec<f64> = self.w.iter().zip(w).map(|(a, b)| scale * (a - b)).collect();
+        // the local copy moved σ'·Δw_k: the partition's change is that divided by σ'
+        let delta: Vec<f64> = self.w.iter().zip(w).map(|(a, b)| scale * (a - b) / sigma).collect();
         self.w.iter_mut().zip(w.iter().zip(&delta)).for_each(|(x, (b, d))| *x = b + d);
         self.ell = self.block_ell.iter().sum();
         let n = self.blocks.len() as f64;

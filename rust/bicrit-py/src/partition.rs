@@ -9,7 +9,7 @@ use std::sync::Arc;
 use bicrit_core::{Error, Result, SparseVec};
 use bicrit_learners::rounds::{cut_pass, Cut, RoundStats};
 use bicrit_learners::{
-    check_compatible, params::CpParams, task_loss, AnyLearner, Context, CuttingPlane, Kind, Learner,
+    check_compatible, exact_pass, params::CpParams, task_loss, warm_starts, AnyLearner, Context, CuttingPlane, Kind, Learner,
     PassCounts, Prepared, Problem,
 };
 use bicrit_searches::{Calls, SearchSpec};
@@ -38,9 +38,10 @@ trait Shard: Send + Sync {
         search: &SearchSpec,
         ctx: &Context<'_>,
         w: &[f64],
-        scale: f64,
+        agg: (f64, f64),
         with_task_loss: bool,
     ) -> Result<(Output, Option<f64>)>;
+    fn evaluate(&self, psi: &dyn Surrogate, search: &SearchSpec, ctx: &Context<'_>, w: &[f64]) -> Result<PassCounts>;
     fn n(&self) -> usize;
     fn dual_share(&self) -> Option<(Vec<f64>, f64)>;
 }
@@ -60,7 +61,7 @@ impl<S: FromAny> Shard for Held<S> {
         search: &SearchSpec,
         ctx: &Context<'_>,
         w: &[f64],
-        scale: f64,
+        (scale, sigma): (f64, f64),
         with_task_loss: bool,
     ) -> Result<(Output, Option<f64>)> {
         let structure = structure_of::<S>(&self.any)?;
@@ -81,7 +82,7 @@ impl<S: FromAny> Shard for Held<S> {
                 Output::Cut(cut_pass(&p, ctx, w, &mut l.warm, &common)?)
             }
             AnyLearner::Bcfw(l) => {
-                let (delta, stats) = l.local_round(&p, ctx, w, scale)?;
+                let (delta, stats) = l.local_round(&p, ctx, w, scale, sigma)?;
                 Output::Delta(delta, stats)
             }
             AnyLearner::Sgd(l) => {
@@ -90,6 +91,22 @@ impl<S: FromAny> Shard for Held<S> {
             }
         };
         Ok((out, task))
+    }
+
+    fn evaluate(&self, psi: &dyn Surrogate, search: &SearchSpec, ctx: &Context<'_>, w: &[f64]) -> Result<PassCounts> {
+        let structure = structure_of::<S>(&self.any)?;
+        let p = Problem {
+            structure,
+            data: &self.data,
+            labels: &self.labels,
+            psi,
+            search,
+            prepared: &self.prepared,
+        };
+        if w.len() != p.dim() {
+            return Err(Error::input(format!("w has length {} but the joint feature size is {}", w.len(), p.dim())));
+        }
+        exact_pass(&p, ctx, w, warm_starts(&self.learner), None)
     }
 
     fn n(&self) -> usize {
@@ -219,15 +236,17 @@ impl Partition {
     /// start, dual)`, the partition's share of the averaged weight change (`scale` = 1/K), the
     /// counters of the exact pass at `w` and the partition's dual share; `sgd`: `(iterate,
     /// averaged, counts)`. `counts` is a dict (`loss` = Σ ℓ_i, `inferences`, calls by kind …) and
-    /// holds `task_loss`, Σ_i of the task loss at `w`, when asked. On error or Ctrl-C the state
-    /// is unchanged.
-    #[pyo3(signature = (w, scale=1.0, task_loss=false))]
+    /// holds `task_loss`, Σ_i of the task loss at `w`, when asked. `bcfw` aggregates by
+    /// averaging with `scale` = 1/K and `sigma` = 1, or by adding (CoCoA+) with `scale` = 1 and
+    /// `sigma` = K. On error or Ctrl-C the state is unchanged.
+    #[pyo3(signature = (w, scale=1.0, task_loss=false, sigma=1.0))]
     fn round<'py>(
         &mut self,
         py: Python<'py>,
         w: PyReadonlyArray1<'_, f64>,
         scale: f64,
         task_loss: bool,
+        sigma: f64,
     ) -> PyResult<Bound<'py, PyAny>> {
         let w = w.as_array().to_vec();
         let shard = &mut *self.shard;
@@ -238,7 +257,7 @@ impl Partition {
             bicrit_core::error::check_finite("w", &w)?;
             let interrupt = || Python::attach(|py| py.check_signals()).map_err(errors::stash);
             let ctx = Context::new(pool, Some(&interrupt));
-            shard.run(psi, search, &ctx, &w, scale, task_loss)
+            shard.run(psi, search, &ctx, &w, (scale, sigma), task_loss)
         })?;
         let with_task = |d: &Bound<'py, PyDict>| -> PyResult<()> {
             if let Some(t) = task {
@@ -269,6 +288,23 @@ impl Partition {
                     .into_any()
             }
         })
+    }
+
+    /// The exact pass at `w` (GIL released; warm starts read, not updated): the counters as
+    /// `round` gives them, `loss` = Σ_i ℓ_i(w) over the partition.
+    fn evaluate<'py>(&self, py: Python<'py>, w: PyReadonlyArray1<'_, f64>) -> PyResult<Bound<'py, PyDict>> {
+        let w = w.as_array().to_vec();
+        let shard = &*self.shard;
+        let psi = self.psi.get();
+        let search = &self.search;
+        let pool = self.pool.as_ref();
+        let counts = errors::native(py, move || {
+            bicrit_core::error::check_finite("w", &w)?;
+            let interrupt = || Python::attach(|py| py.check_signals()).map_err(errors::stash);
+            let ctx = Context::new(pool, Some(&interrupt));
+            shard.evaluate(psi, search, &ctx, &w)
+        })?;
+        counts_dict(py, &counts)
     }
 
     /// `bcfw`: the partition's share of the dual point, `(Σ_i w_i, n·C·ℓ)` (its blocks' sum and
