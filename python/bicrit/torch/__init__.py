@@ -9,9 +9,10 @@ both cores over the batch)::
     loss = loss_fn(unary, transitions, gold, lengths=lengths)   # unary [B, T, S], gold [B, T]
     loss.backward()
 
-Modules: :class:`ChainLoss`, :class:`TreeLoss`, :class:`MultiLabelLoss`, :class:`MulticlassLoss`;
-functional forms :func:`chain_loss`, :func:`tree_loss`, :func:`multilabel_loss`,
-:func:`multiclass_loss`; decoders :func:`chain_decode`, :func:`chain_kbest`, :func:`tree_decode`,
+Modules: :class:`ChainLoss`, :class:`TreeLoss`, :class:`MultiLabelLoss`, :class:`MulticlassLoss`,
+:class:`HierarchyLoss` (per-node scores of a tree or DAG hierarchy); functional forms
+:func:`chain_loss`, :func:`tree_loss`, :func:`multilabel_loss`, :func:`multiclass_loss`,
+:func:`hierarchy_loss`; decoders :func:`chain_decode`, :func:`chain_kbest`, :func:`tree_decode`,
 :func:`multilabel_decode`, :func:`multiclass_decode`, returning tensors on the scores' device.
 
 Which value the loss is (``search``): ``"auto"`` (default) is the exact maximum of ψ over the
@@ -46,10 +47,12 @@ from bicrit.torch.decode import (
 )
 from bicrit.torch.losses import (
     ChainLoss,
+    HierarchyLoss,
     MulticlassLoss,
     MultiLabelLoss,
     TreeLoss,
     chain_loss,
+    hierarchy_loss,
     multiclass_loss,
     multilabel_loss,
     tree_loss,
@@ -57,12 +60,14 @@ from bicrit.torch.losses import (
 
 __all__ = [
     "ChainLoss",
+    "HierarchyLoss",
     "MultiLabelLoss",
     "MulticlassLoss",
     "TreeLoss",
     "chain_decode",
     "chain_kbest",
     "chain_loss",
+    "hierarchy_loss",
     "multiclass_decode",
     "multiclass_loss",
     "multilabel_decode",
