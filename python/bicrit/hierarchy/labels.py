@@ -23,7 +23,7 @@ from typing import Literal
 
 import numpy as np
 
-from bicrit.errors import InvalidInputError, check_choice
+from bicrit.errors import InvalidInputError, InvalidParameterError, check_choice
 from bicrit.hierarchy.graph import Hierarchy
 
 __all__ = [
@@ -200,6 +200,8 @@ def add_virtual_leaves(
     plus ``suffix``. Original ids do not change, so α of the original nodes and weight rows line
     up; :meth:`VirtualLeaves.to_original` maps predictions back.
     """
+    if isinstance(nodes, str):
+        check_choice("nodes", nodes, ("terminals", "all"))
     n = hierarchy.n_nodes
     children = hierarchy.children
     if not isinstance(nodes, str):
@@ -208,8 +210,6 @@ def add_virtual_leaves(
         if bad:
             raise InvalidParameterError(f"nodes lists {bad[0]}, which is not an internal node")
         parents_of_virtual = listed
-    elif nodes not in ("terminals", "all"):
-        raise InvalidParameterError(f"nodes must be 'terminals' or 'all', got {nodes!r}")
     elif nodes == "all":
         parents_of_virtual = [v for v in range(n) if children[v]]
     else:
