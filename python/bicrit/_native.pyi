@@ -48,6 +48,7 @@ __all__ = [
     "multilabel_chow_liu",
     "multilabel_label_counts",
     "multilabel_structure",
+    "platt_fit",
     "python_structure",
     "run_search",
     "scores_decode",
@@ -511,6 +512,12 @@ class HierarchyGraph:
     def parent_csr(self) -> tuple[np.ndarray, np.ndarray]: ...
     def child_csr(self) -> tuple[np.ndarray, np.ndarray]: ...
     def ancestor_csr(self) -> tuple[np.ndarray, np.ndarray]: ...
+    def closures(self, sets: list[np.ndarray], include_root: bool) -> list[np.ndarray]: ...
+
+def platt_fit(
+    scores: np.ndarray, labels: np.ndarray, weights: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Platt's (a, b) of every column of scores (instances × nodes), in parallel."""
 
 # --- score-level structures (rust/bicrit-py/src/scores.rs) ----------------------------------
 
