@@ -529,8 +529,10 @@ def scores_loss(
     surrogate: Any,
     search: SearchSpec | None = None,
     prefer_frontier: bool = True,
+    gradient: bool = False,
 ) -> dict[str, Any]:
-    """The structured loss of every example of a batch of score arrays (bicrit.scores)."""
+    """The structured loss of every example of a batch of score arrays (bicrit.scores), with
+    the gradient of their sum (flat, in the arrays' order) when ``gradient``."""
 
 def scores_decode(
     kind: str, arrays: dict[str, Any], options: dict[str, Any], k: int | None = None
