@@ -18,6 +18,9 @@ use crate::errors;
 /// (α, objective, method name).
 type AlphaOut<'py> = (Bound<'py, PyArray1<f64>>, f64, &'static str);
 
+/// Platt's (a, b), one entry per column.
+type PlattOut<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>);
+
 /// `parents` as node ids (negative or too large ids named with their node).
 pub(crate) fn parent_ids(
     py: Python<'_>,
@@ -293,7 +296,7 @@ pub fn platt_fit<'py>(
     scores: PyReadonlyArray2<'py, f64>,
     labels: PyReadonlyArray2<'py, f64>,
     weights: PyReadonlyArray2<'py, f64>,
-) -> PyResult<(Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>)> {
+) -> PyResult<PlattOut<'py>> {
     let (s, y, w) = (scores.as_array(), labels.as_array(), weights.as_array());
     for (name, a) in [("labels", &y), ("weights", &w)] {
         if a.shape() != s.shape() {
