@@ -48,6 +48,7 @@ __all__ = [
     "multilabel_chow_liu",
     "multilabel_label_counts",
     "multilabel_structure",
+    "platt_fit",
     "python_structure",
     "run_search",
     "scores_decode",
@@ -514,6 +515,12 @@ class HierarchyGraph:
     def parent_csr(self) -> tuple[np.ndarray, np.ndarray]: ...
     def child_csr(self) -> tuple[np.ndarray, np.ndarray]: ...
     def ancestor_csr(self) -> tuple[np.ndarray, np.ndarray]: ...
+    def closures(self, sets: list[np.ndarray], include_root: bool) -> list[np.ndarray]: ...
+
+def platt_fit(
+    scores: np.ndarray, labels: np.ndarray, weights: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Platt's (a, b) of every column of scores (instances × nodes), in parallel."""
 
 # --- score-level structures (rust/bicrit-py/src/scores.rs) ----------------------------------
 
@@ -525,8 +532,10 @@ def scores_loss(
     surrogate: Any,
     search: SearchSpec | None = None,
     prefer_frontier: bool = True,
+    gradient: bool = False,
 ) -> dict[str, Any]:
-    """The structured loss of every example of a batch of score arrays (bicrit.scores)."""
+    """The structured loss of every example of a batch of score arrays (bicrit.scores), with
+    the gradient of their sum (flat, in the arrays' order) when ``gradient``."""
 
 def scores_decode(
     kind: str, arrays: dict[str, Any], options: dict[str, Any], k: int | None = None

@@ -317,11 +317,11 @@ class HierarchicalSVM(StructuredSVM):
                 raise InvalidInputError("Y holds non-integer node ids")
             Y = Y.astype(np.int64)
         if isinstance(Y, np.ndarray) and Y.ndim == 1 and np.issubdtype(Y.dtype, np.integer):
-            out = []
-            for i, t in enumerate(Y.tolist()):
+            ids = Y.tolist()
+            for i, t in enumerate(ids):
                 if not 0 <= t < h.n_nodes:
                     raise InvalidInputError(f"Y[{i}] = {t} is not a node id (0..{h.n_nodes - 1})")
-                out.append(h.closure([t]))
+            out = h.closures([[t] for t in ids])
         else:
             try:
                 out = [np.unique(np.asarray(list(y), dtype=np.int64)) for y in Y]
@@ -615,7 +615,7 @@ class HierarchicalSVM(StructuredSVM):
                 S = self._node_scores(Xc[a : a + _PREDICT_CHUNK])
                 P = np.asarray(self._leaf_paths_ @ S.T).T
                 best = leaves[np.argmax(P, axis=1)]
-                out.extend(h.closure([int(v)]) for v in best.tolist())
+                out.extend(h.closures([[v] for v in best.tolist()]))
             return self._decode(out)
         s = self._score_structure()
         gold = np.union1d(h.closure([int(h.leaves[0])]), [h.root]).astype(np.int64)

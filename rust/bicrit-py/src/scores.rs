@@ -14,7 +14,7 @@ use bicrit_structures::scores::multiclass::ScoreMulticlass;
 use bicrit_structures::scores::multilabel::ScoreMultilabel;
 use bicrit_structures::scores::tree::ScoreTree;
 use bicrit_structures::scores::{
-    decode_batch, kbest_batch, loss_batch, InstanceLoss, Method, ScoreStructure,
+    decode_batch, kbest_batch, loss_batch, loss_gradient, InstanceLoss, Method, ScoreStructure,
 };
 use bicrit_structures::DepLabel;
 use numpy::{IntoPyArray, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn, PyUntypedArrayMethods};
@@ -572,6 +572,7 @@ fn method_of(
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn loss_of<'py, S: Kind>(
     py: Python<'py>,
     s: &S,
@@ -580,6 +581,7 @@ fn loss_of<'py, S: Kind>(
     surrogate: &Bound<'py, PyAny>,
     search: Option<&Bound<'py, PySearchSpec>>,
     prefer_frontier: bool,
+    gradient: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let gold = s.gold(py, gold)?;
     let psi = SurrogateRef::from_py(surrogate)?;
@@ -618,19 +620,20 @@ fn loss_of<'py, S: Kind>(
         arr(py, out.iter().map(|o| o.upper_bound.unwrap_or(f64::NAN)).collect(), &[b])?,
     )?;
     d.set_item("method", method.name())?;
-    let gold_refs: Vec<Vec<&S::Label>> = gold.iter().map(|g| vec![g]).collect();
-    let gd = PyDict::new(py);
-    s.pack(py, &gold_refs, 1, &gd)?;
-    d.set_item("gold", gd)?;
+    if gradient {
+        let grad = errors::native(py, || loss_gradient(s, &gold, &out))?;
+        d.set_item("grad", grad.into_pyarray(py))?;
+    }
     s.pack(py, &labels, 2, &d)?;
     Ok(d)
 }
 
 /// The structured loss of every example: `kind` in chain, tree, multilabel, multiclass,
 /// hierarchy; `arrays` the float64 score arrays by name; `gold` the gold labels by name;
-/// `options` the kind's options; `search` a `SearchSpec` or None for the automatic choice.
+/// `options` the kind's options; `search` a `SearchSpec` or None for the automatic choice;
+/// `gradient`: also the gradient of the summed loss w.r.t. the scores, flat in their order.
 #[pyfunction]
-#[pyo3(signature = (kind, arrays, gold, options, surrogate, search=None, prefer_frontier=true))]
+#[pyo3(signature = (kind, arrays, gold, options, surrogate, search=None, prefer_frontier=true, gradient=false))]
 #[allow(clippy::too_many_arguments)]
 pub fn scores_loss<'py>(
     py: Python<'py>,
@@ -641,14 +644,16 @@ pub fn scores_loss<'py>(
     surrogate: &Bound<'py, PyAny>,
     search: Option<&Bound<'py, PySearchSpec>>,
     prefer_frontier: bool,
+    gradient: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let (built, w) = build(py, kind, arrays, options)?;
+    let (f, g) = (prefer_frontier, gradient);
     match &built {
-        Built::Chain(s) => loss_of(py, s, w, gold, surrogate, search, prefer_frontier),
-        Built::Tree(s) => loss_of(py, s, w, gold, surrogate, search, prefer_frontier),
-        Built::Multilabel(s) => loss_of(py, s, w, gold, surrogate, search, prefer_frontier),
-        Built::Multiclass(s) => loss_of(py, s, w, gold, surrogate, search, prefer_frontier),
-        Built::Hierarchy(s) => loss_of(py, s.as_ref(), w, gold, surrogate, search, prefer_frontier),
+        Built::Chain(s) => loss_of(py, s, w, gold, surrogate, search, f, g),
+        Built::Tree(s) => loss_of(py, s, w, gold, surrogate, search, f, g),
+        Built::Multilabel(s) => loss_of(py, s, w, gold, surrogate, search, f, g),
+        Built::Multiclass(s) => loss_of(py, s, w, gold, surrogate, search, f, g),
+        Built::Hierarchy(s) => loss_of(py, s.as_ref(), w, gold, surrogate, search, f, g),
     }
 }
 

@@ -192,6 +192,27 @@ pub fn loss_batch<S: ScoreStructure>(
     }
 }
 
+/// The gradient of the batch's summed loss with respect to the scores `w`, in their layout:
+/// Σ_i coef_i · (Σ_j weight_ij φ(ŷ_ij) − φ(y_i)) over the instances in order, φ the indicator
+/// of the score entries a label uses (marginals for relaxed multi-label answers).
+pub fn loss_gradient<S: ScoreStructure>(
+    s: &S,
+    gold: &[S::Label],
+    losses: &[InstanceLoss<S::Label>],
+) -> Result<Vec<f64>> {
+    let mut grad = vec![0.0; s.size_joint_feature()];
+    for (i, (o, y)) in losses.iter().zip(gold).enumerate() {
+        let answer = o.answer.iter().map(|it| (&it.label, o.coef * it.weight));
+        for (label, c) in answer.chain(std::iter::once((y, -o.coef))) {
+            let phi = s.joint_feature(&(), i, label)?;
+            for (&k, &v) in phi.indices.iter().zip(&phi.values) {
+                grad[k] += c * v;
+            }
+        }
+    }
+    Ok(grad)
+}
+
 fn check_batch<S: ScoreStructure>(s: &S, w: &[f64], n: usize) -> Result<()> {
     if w.len() != s.size_joint_feature() {
         return Err(Error::input(format!(
