@@ -232,28 +232,6 @@ def test_stable_predictions_stop_once_the_probe_settles() -> None:
     assert not frozen.stopped and len(frozen.rows) == 6
 
 
-def test_held_out_best_keeps_the_earliest_best_epoch_and_stops_after_patience() -> None:
-    from bicrit.learners.fit import HeldOutBest
-
-    # held-out scores by the runner's weight (1 after the warm-up, main epoch k has k + 1); the
-    # warm-up is not scored (its .9 would be the best); (.7, 0) again is no improvement,
-    # (.7, .1) is one (lexicographic)
-    scores = {1: (0.9, 0.0), 2: (0.5, 0.0), 3: (0.7, 0.0), 4: (0.7, 0.0), 5: (0.7, 0.1)}
-    scores.update({6: (0.6, 0.0), 7: (0.6, 0.0), 8: (0.6, 0.0), 9: (0.95, 0.0)})
-    stop = HeldOutBest(lambda w: scores[int(w[0])], patience=3)
-    phases = [
-        Phase("warmup", lambda _: Scripted([9.0]), 1),
-        Phase("main", lambda prev: Scripted([8, 7, 6, 5, 4, 3, 2, 1], w=prev.w), 8),
-    ]
-    result = Fit(phases, callbacks=[stop]).run()
-    # main epochs 1..: .5, .7, .7 (no gain), .7/.1 (best, epoch 4), .6, .6, .6 → stop after 7
-    assert [r.get("validation") for r in result.rows] == [None, 0.5, 0.7, 0.7, 0.7, 0.6, 0.6, 0.6]
-    assert result.stopped and stop.best_epochs == 4 and stop.best_key == (0.7, 0.1)
-    assert stop.best_weights is not None and stop.best_weights[0] == 5.0
-    with pytest.raises(ValueError, match="patience"):
-        HeldOutBest(lambda w: (0.0,), patience=0)
-
-
 def test_estimators_stop_when_predictions_settle_unless_told_not_to() -> None:
     from sklearn.datasets import load_iris
 

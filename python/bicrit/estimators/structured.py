@@ -41,14 +41,7 @@ from bicrit.learners.fit import Fit, FitResult, Training, warmup_epochs
 __all__ = ["StructuredSVM"]
 
 #: Private fitted state (removed with the public ``*_`` attributes when a fit fails).
-_PRIVATE_STATE = (
-    "_w",
-    "_trainer",
-    "_trainer_key",
-    "_history_rows",
-    "_tuned_C",
-    "_tuned_epochs",
-)
+_PRIVATE_STATE = ("_w", "_trainer", "_trainer_key", "_history_rows", "_tuned_C")
 
 
 def _init_params(est: Any, params: Mapping[str, Any]) -> None:
@@ -261,9 +254,9 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
             from bicrit.learners import resolve_surrogate
 
             margin_search = self._search_spec(resolve_surrogate("margin"), training.structure)
-        tuned = self.__dict__.get("_tuned_epochs")  # C="auto"'s refit: the validated epochs
-        epochs = int(self.max_epochs) if tuned is None else n_warm + int(tuned)
-        return training.phases(surrogate, search, epochs, n_warm, w0, warmup_search=margin_search)
+        return training.phases(
+            surrogate, search, int(self.max_epochs), n_warm, w0, warmup_search=margin_search
+        )
 
     def _finish(self, result: FitResult, training: Training) -> None:
         """Fitted attributes from the driver's result (subclasses add their own)."""
@@ -416,19 +409,16 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
         continuing: bool,
         w0: Any = None,
         history: list[dict[str, Any]] | None = None,
-        stops: list[Callable[[Any], Any]] | None = None,
     ) -> StructuredSVM:
         """Trains on inputs already in the structure's form (:meth:`_prepared`), from weights
-        ``w0`` when given, after the ``history`` rows (C="auto"'s validation curve). ``stops``
-        replaces the default stopping callbacks (:meth:`_stability`)."""
+        ``w0`` when given, after the ``history`` rows (C="auto"'s validation curve)."""
         Xn, Yn = structure.native_inputs(X, Y)
         surrogate, search, learner, params = self._pieces(structure)
-        if stops is None:
-            rule = None if self.n_iter_no_change is None else self._stability(structure, X, Y)
-            stops = [] if rule is None else [rule]
+        rule = None if self.n_iter_no_change is None else self._stability(structure, X, Y)
+        stops = [] if rule is None else [rule]
         if stops and "task_loss" not in (self.learner_params or {}):
-            # a stop decodes training (the probe: it reports the task loss) or held-out data
-            # after each epoch: no second pass decoding the whole training set
+            # the rule's probe reports the training task loss (it is decoded after every epoch
+            # anyway): no second pass decoding the whole training set
             params["task_loss"] = False
         stable = dict(params)
         if self.random_state is None:  # a fresh seed per fit must not prevent continuing
@@ -588,19 +578,7 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
 
     def _predict_prepared(self, X: Any) -> Any:
         """Decoded predictions for inputs already in the structure's form."""
-        return self._decode(self._structure_predict(self.structure_, self._weights(), X))
-
-    def _structure_predict(self, structure: Any, w: np.ndarray, X: Any) -> Any:
-        """``structure``'s predictions at weights ``w`` for inputs in its form (not decoded)."""
-        return structure.batch_predict(w, X, n_jobs=self.n_jobs)
-
-    def _held_out_key(self, structure: Any, X: Any, gold: Any) -> Callable[[np.ndarray], Any]:
-        """The validation key (:meth:`~bicrit.structures.Structure.validation_key`) of weights
-        on held-out inputs ``X`` (in ``structure``'s form) with labels ``gold``, for a fit that
-        is still running (:class:`bicrit.learners.fit.HeldOutBest`)."""
-        return lambda w: structure.validation_key(
-            gold, structure.decode(self._structure_predict(structure, w, X))
-        )
+        return self._decode(self.structure_.batch_predict(self._weights(), X, n_jobs=self.n_jobs))
 
     def predict(self, X: Any) -> Any:
         """Integral predictions (the structure's ``batch_predict``; for relaxed multi-label

@@ -12,20 +12,14 @@ better C puts it above. ``C="auto"``:
    model stopped);
 3. scores each C on the held-out part with the structure's
    :meth:`~bicrit.structures.Structure.validation_key` (the headline metric; example-based
-   accuracy for multi-label) and keeps the best, the smallest C on ties. With the default
-   stopping (``n_iter_no_change`` not None) each fit of the path is scored after every epoch,
-   ends once its held-out score has not improved for ``HELD_OUT_PATIENCE`` epochs, and is
-   represented by its best epoch (weights, score, epoch count):
-   :class:`bicrit.learners.fit.HeldOutBest`, the driver's rule for fits with held-out data;
-4. refits on the whole training set at that C from the path's weights, for the number of epochs
-   validated at that C (the mean over folds) when the path stopped on the held-out score, so the
-   refit trains as long as the model the held-out part chose — otherwise under the usual stops.
+   accuracy for multi-label) and keeps the best, the smallest C on ties;
+4. refits on the whole training set at that C from the path's weights.
 
 ``history_`` holds the path as rows with ``phase="tune"`` (``C``, ``validation`` — the first
-entry of the key —, the epochs and time of that fit, ``best_epochs``: its best epoch) before
-the final fit's epochs; ``C_`` is the chosen C, ``validation_curve_`` the (C, validation score)
-pairs, and ``fit_time_`` counts the whole path. :func:`regularization_path` runs the same with
-another grid or with k folds (the path on each fold, the key averaged over the folds).
+entry of the key —, the epochs and time of that fit) before the final fit's epochs; ``C_`` is
+the chosen C, ``validation_curve_`` the (C, validation score) pairs, and ``fit_time_`` counts
+the whole path. :func:`regularization_path` runs the same with another grid or with k folds (the
+path on each fold, the key averaged over the folds).
 """
 
 from __future__ import annotations
@@ -38,7 +32,6 @@ import numpy as np
 
 from bicrit.errors import InvalidInputError, InvalidParameterError
 from bicrit.estimators.validation import n_rows
-from bicrit.learners.fit import HeldOutBest
 from bicrit.structures.base import take
 
 __all__ = ["GRID", "VALIDATION", "regularization_path", "tune_C"]
@@ -109,11 +102,9 @@ def _path(
     seed = 0 if est.random_state is None else int(est.random_state)
     start = getattr(est, "_alpha_now", None)  # hierarchical models restart from their α
     keys: dict[float, list[tuple[float, ...]]] = {c: [] for c in grid}
-    best_epochs: dict[float, list[int]] = {c: [] for c in grid}
     rows: list[dict[str, Any]] = []
     weights: dict[float, np.ndarray] = {}
     warm = bool(getattr(est, "_path_warm_start", True))
-    held_out = getattr(est, "n_iter_no_change", None) is not None
     for fold, (tr, va) in enumerate(_folds(n, folds, seed)):
         X_tr, Y_tr = structure.take(Xp, tr), take(Yp, tr)
         X_va, gold_va = structure.take(Xp, va), take(gold, va)
@@ -122,20 +113,7 @@ def _path(
             est._tuned_C = c
             if start is not None:
                 est._alpha_now = start
-            # stop on the held-out score and keep its best epoch (the driver's rule)
-            stop = HeldOutBest(est._held_out_key(structure, X_va, gold_va)) if held_out else None
-            est._train(
-                structure,
-                X_tr,
-                Y_tr,
-                None,
-                False,
-                w0=w if warm else None,
-                stops=None if stop is None else [stop],
-            )
-            if stop is not None and stop.best_weights is not None:
-                est._set_coef(stop.best_weights)
-                best_epochs[c].append(stop.best_epochs)
+            est._train(structure, X_tr, Y_tr, None, False, w0=w if warm else None)
             w = est._w
             key = tuple(structure.validation_key(gold_va, est._predict_prepared(X_va)))
             keys[c].append(key)
@@ -150,7 +128,6 @@ def _path(
                     "fold": fold,
                     "validation": float(key[0]),
                     "tune_epochs": int(est.n_epochs_),
-                    "best_epochs": best_epochs[c][-1] if best_epochs[c] else None,
                     "time": float(summary["train_time"]),
                     "calls": summary["calls"],
                     "inferences": summary["inferences"],
@@ -161,24 +138,7 @@ def _path(
     est._tuned_C = best
     if start is not None:
         est._alpha_now = start
-    refit: dict[str, Any] = {}
-    if len(best_epochs[best]) == folds:
-        # the refit runs the epochs validated at that C, with no other stop than tol
-        est._tuned_epochs = max(1, round(float(np.mean(best_epochs[best]))))
-        refit["stops"] = []
-    try:
-        est._train(
-            structure,
-            Xp,
-            Yp,
-            callback,
-            False,
-            w0=weights[best] if warm else None,
-            history=rows,
-            **refit,
-        )
-    finally:
-        est.__dict__.pop("_tuned_epochs", None)
+    est._train(structure, Xp, Yp, callback, False, w0=weights[best] if warm else None, history=rows)
     est.validation_curve_ = [(c, mean[c][0]) for c in grid]
     est.fit_time_ = time.perf_counter() - started  # the path included
     return est
