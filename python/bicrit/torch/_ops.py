@@ -62,9 +62,7 @@ def _native_loss(
 ) -> dict[str, Any]:
     psi, spec, opts = _config(config)
     options = {**opts, **extra}
-    from bicrit.scores import prefer_frontier
-
-    return _native.scores_loss(kind, arrays, gold, options, psi, spec, prefer_frontier(kind))
+    return _native.scores_loss(kind, arrays, gold, options, psi, spec)
 
 
 def _outputs(out: dict[str, Any], label_keys: tuple[str, ...], like: Tensor) -> tuple[Tensor, ...]:

@@ -564,11 +564,10 @@ fn method_of(
     s: &impl ScoreStructure,
     psi: &dyn bicrit_surrogates::Surrogate,
     search: Option<&Bound<'_, PySearchSpec>>,
-    prefer_frontier: bool,
 ) -> PyResult<Method> {
     match search {
         Some(spec) => Ok(Method::Search(spec.get().inner.clone())),
-        None => Method::auto(psi, s.capabilities(), prefer_frontier).map_err(|e| to_py(py, e)),
+        None => Method::auto(s.name(), psi, s.capabilities()).map_err(|e| to_py(py, e)),
     }
 }
 
@@ -579,11 +578,10 @@ fn loss_of<'py, S: Kind>(
     gold: &Bound<'py, PyDict>,
     surrogate: &Bound<'py, PyAny>,
     search: Option<&Bound<'py, PySearchSpec>>,
-    prefer_frontier: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let gold = s.gold(py, gold)?;
     let psi = SurrogateRef::from_py(surrogate)?;
-    let method = method_of(py, s, psi.get(), search, prefer_frontier)?;
+    let method = method_of(py, s, psi.get(), search)?;
     let out: Vec<InstanceLoss<S::Label>> = match &psi {
         SurrogateRef::Builtin(b) => {
             let p = b.get().inner.as_ref();
@@ -630,8 +628,7 @@ fn loss_of<'py, S: Kind>(
 /// hierarchy; `arrays` the float64 score arrays by name; `gold` the gold labels by name;
 /// `options` the kind's options; `search` a `SearchSpec` or None for the automatic choice.
 #[pyfunction]
-#[pyo3(signature = (kind, arrays, gold, options, surrogate, search=None, prefer_frontier=true))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (kind, arrays, gold, options, surrogate, search=None))]
 pub fn scores_loss<'py>(
     py: Python<'py>,
     kind: &str,
@@ -640,15 +637,14 @@ pub fn scores_loss<'py>(
     options: &Bound<'py, PyDict>,
     surrogate: &Bound<'py, PyAny>,
     search: Option<&Bound<'py, PySearchSpec>>,
-    prefer_frontier: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let (built, w) = build(py, kind, arrays, options)?;
     match &built {
-        Built::Chain(s) => loss_of(py, s, w, gold, surrogate, search, prefer_frontier),
-        Built::Tree(s) => loss_of(py, s, w, gold, surrogate, search, prefer_frontier),
-        Built::Multilabel(s) => loss_of(py, s, w, gold, surrogate, search, prefer_frontier),
-        Built::Multiclass(s) => loss_of(py, s, w, gold, surrogate, search, prefer_frontier),
-        Built::Hierarchy(s) => loss_of(py, s.as_ref(), w, gold, surrogate, search, prefer_frontier),
+        Built::Chain(s) => loss_of(py, s, w, gold, surrogate, search),
+        Built::Tree(s) => loss_of(py, s, w, gold, surrogate, search),
+        Built::Multilabel(s) => loss_of(py, s, w, gold, surrogate, search),
+        Built::Multiclass(s) => loss_of(py, s, w, gold, surrogate, search),
+        Built::Hierarchy(s) => loss_of(py, s.as_ref(), w, gold, surrogate, search),
     }
 }
 
