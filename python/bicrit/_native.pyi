@@ -2,6 +2,7 @@
 ``rust/bicrit-py/src``. Private: use the public API. CI checks them against the compiled module
 (``python -m mypy.stubtest bicrit._native``)."""
 
+from collections.abc import Mapping
 from typing import Any, Self, final
 
 import numpy as np
@@ -491,6 +492,12 @@ def catalog() -> dict[str, list[dict[str, Any]]]:
 def surrogate_capabilities(surrogate: Any) -> dict[str, Any]:
     """The capabilities of any surrogate object, computed as for the built-ins."""
 
+def auto_search(
+    structure: str, surrogate: Any, capabilities: Mapping[str, Any], integral: bool = False
+) -> str:
+    """The search ``search="auto"`` runs for ``surrogate`` on the structure ``structure`` whose
+    oracle answers ``capabilities`` (the one place the choice is made)."""
+
 # --- hierarchy graph (rust/bicrit-py/src/hierarchy.rs) ------------------------------------------
 
 @final
@@ -531,7 +538,6 @@ def scores_loss(
     options: dict[str, Any],
     surrogate: Any,
     search: SearchSpec | None = None,
-    prefer_frontier: bool = True,
     gradient: bool = False,
 ) -> dict[str, Any]:
     """The structured loss of every example of a batch of score arrays (bicrit.scores), with

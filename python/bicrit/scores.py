@@ -26,8 +26,9 @@ head with a wrong relation); multilabel Hamming; multiclass 0-1; hierarchy its s
 Which value the loss is (``search``):
 
 * ``"auto"`` (default): the exact maximum of ψ over the integral labels — one loss-augmented call
-  for margin rescaling; otherwise the convex hull search with ban lists (exact integral; about
-  2-3 oracle calls on chains), or the one-call frontier search on multiclass. On chains with the
+  for margin rescaling; the one-call frontier search where the frontier costs one pass over the
+  labels (multiclass, multi-label with exact inference); otherwise the convex hull search with
+  ban lists (exact integral; about 2-3 oracle calls on chains). On chains with the
   Hamming loss ``search="frontier"`` gives the same value in one frontier DP, O(T²S²) instead of
   the Viterbi's O(T·S²): faster only for very short sequences (``benches/torch``). Relaxed
   multi-label inference (L > 16) has no ban list: there it is the maximum over the local
@@ -107,12 +108,6 @@ class LossResult:
     method: str
     calls: np.ndarray
     upper_bound: np.ndarray = field(repr=False)
-
-
-def prefer_frontier(kind: str) -> bool:
-    """Whether ``search="auto"`` picks the frontier search where it is exact: on multiclass (one
-    pass over K classes), not on chains (one O(T²S²) DP against 2-3 O(T·S²) Viterbi calls)."""
-    return kind != "chain"
 
 
 @lru_cache(maxsize=64)
@@ -261,7 +256,6 @@ def loss(
         opts,
         _surrogate(surrogate),
         _spec(search, search_options),
-        prefer_frontier(kind),
         gradient=True,
     )
     return _result(kind, arrays, out)

@@ -304,8 +304,7 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
     def _search_spec(self, surrogate: Any, structure: Any) -> Any:
         search = self.search
         if isinstance(search, str) and search == "auto":
-            caps = dict(getattr(structure, "capabilities", {}) or {})
-            search = auto_search(surrogate, caps, self._learner_name(surrogate))
+            search = auto_search(surrogate, structure)
         if isinstance(search, str):
             params = dict(self.search_params or {})
             return (search, params) if params else search

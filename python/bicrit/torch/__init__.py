@@ -18,10 +18,11 @@ Modules: :class:`ChainLoss`, :class:`TreeLoss`, :class:`MultiLabelLoss`, :class:
 Which value the loss is (``search``): ``"auto"`` (default) is the exact maximum of ψ over the
 integral labels — one loss-augmented Viterbi/Eisner/CLE call for margin rescaling, the convex hull
 search with ban lists elsewhere (exact integral, 2-3 oracle calls on chains; the one-call frontier
-search on multiclass; ``search="frontier"`` on chains with the Hamming loss gives the same value
-in one O(T²S²) DP); ``"convex-hull"`` is the maximum over the convex hull of the labels' (h, g)
-points (an upper bound, whose answer may be a fractional point between two labels: its gradient
-combines both); any registered search name works with its ``search_options``.
+search on multiclass and exact multi-label; ``search="frontier"`` on chains with the Hamming loss
+gives the same value in one O(T²S²) DP); ``"convex-hull"`` is the maximum over the convex hull of
+the labels' (h, g) points (an upper bound, whose answer may be a fractional point between two
+labels: its gradient combines both); any registered search name works with its
+``search_options``.
 
 Inputs may live on any device: the scores are copied to the host for the native decoders, and
 the gradient is built on the scores' device from the answer's indices. The operators are

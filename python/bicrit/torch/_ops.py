@@ -62,9 +62,7 @@ def _native_loss(
 ) -> dict[str, Any]:
     psi, spec, opts = _config(config)
     options = {**opts, **extra}
-    from bicrit.scores import prefer_frontier
-
-    return _native.scores_loss(kind, arrays, gold, options, psi, spec, prefer_frontier(kind))
+    return _native.scores_loss(kind, arrays, gold, options, psi, spec)
 
 
 def _outputs(out: dict[str, Any], label_keys: tuple[str, ...], like: Tensor) -> tuple[Tensor, ...]:
@@ -368,8 +366,6 @@ def hierarchy_loss(
     psi, spec, opts = _config(config)
     options = {k: v for k, v in opts.items() if k != "structure"}
     options["structure"] = _OBJECTS[opts["structure"]]
-    from bicrit.scores import prefer_frontier
-
     out = _native.scores_loss(
         "hierarchy",
         {"scores": _np(scores)},
@@ -377,7 +373,6 @@ def hierarchy_loss(
         options,
         psi,
         spec,
-        prefer_frontier("hierarchy"),
     )
     return _outputs(out, ("nodes",), scores)  # type: ignore[return-value]
 

@@ -564,11 +564,10 @@ fn method_of(
     s: &impl ScoreStructure,
     psi: &dyn bicrit_surrogates::Surrogate,
     search: Option<&Bound<'_, PySearchSpec>>,
-    prefer_frontier: bool,
 ) -> PyResult<Method> {
     match search {
         Some(spec) => Ok(Method::Search(spec.get().inner.clone())),
-        None => Method::auto(psi, s.capabilities(), prefer_frontier).map_err(|e| to_py(py, e)),
+        None => Method::auto(s.name(), psi, s.capabilities()).map_err(|e| to_py(py, e)),
     }
 }
 
@@ -580,12 +579,11 @@ fn loss_of<'py, S: Kind>(
     gold: &Bound<'py, PyDict>,
     surrogate: &Bound<'py, PyAny>,
     search: Option<&Bound<'py, PySearchSpec>>,
-    prefer_frontier: bool,
     gradient: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let gold = s.gold(py, gold)?;
     let psi = SurrogateRef::from_py(surrogate)?;
-    let method = method_of(py, s, psi.get(), search, prefer_frontier)?;
+    let method = method_of(py, s, psi.get(), search)?;
     let out: Vec<InstanceLoss<S::Label>> = match &psi {
         SurrogateRef::Builtin(b) => {
             let p = b.get().inner.as_ref();
@@ -633,7 +631,7 @@ fn loss_of<'py, S: Kind>(
 /// `options` the kind's options; `search` a `SearchSpec` or None for the automatic choice;
 /// `gradient`: also the gradient of the summed loss w.r.t. the scores, flat in their order.
 #[pyfunction]
-#[pyo3(signature = (kind, arrays, gold, options, surrogate, search=None, prefer_frontier=true, gradient=false))]
+#[pyo3(signature = (kind, arrays, gold, options, surrogate, search=None, gradient=false))]
 #[allow(clippy::too_many_arguments)]
 pub fn scores_loss<'py>(
     py: Python<'py>,
@@ -643,17 +641,16 @@ pub fn scores_loss<'py>(
     options: &Bound<'py, PyDict>,
     surrogate: &Bound<'py, PyAny>,
     search: Option<&Bound<'py, PySearchSpec>>,
-    prefer_frontier: bool,
     gradient: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let (built, w) = build(py, kind, arrays, options)?;
-    let (f, g) = (prefer_frontier, gradient);
+    let g = gradient;
     match &built {
-        Built::Chain(s) => loss_of(py, s, w, gold, surrogate, search, f, g),
-        Built::Tree(s) => loss_of(py, s, w, gold, surrogate, search, f, g),
-        Built::Multilabel(s) => loss_of(py, s, w, gold, surrogate, search, f, g),
-        Built::Multiclass(s) => loss_of(py, s, w, gold, surrogate, search, f, g),
-        Built::Hierarchy(s) => loss_of(py, s.as_ref(), w, gold, surrogate, search, f, g),
+        Built::Chain(s) => loss_of(py, s, w, gold, surrogate, search, g),
+        Built::Tree(s) => loss_of(py, s, w, gold, surrogate, search, g),
+        Built::Multilabel(s) => loss_of(py, s, w, gold, surrogate, search, g),
+        Built::Multiclass(s) => loss_of(py, s, w, gold, surrogate, search, g),
+        Built::Hierarchy(s) => loss_of(py, s.as_ref(), w, gold, surrogate, search, g),
     }
 }
 

@@ -108,6 +108,61 @@ pub trait Structure: Send + Sync {
         Ok(self.joint_feature(data, i, y)?.dot(w))
     }
 
+    /// Scores of instance `i` under `w` that every query of one inference can share, such as a
+    /// chain's emission scores w·x_t (the costly part of a Viterbi call on NER features).
+    /// [`StructureOracle`] computes them once per inference, when first needed, and hands them to
+    /// [`Structure::oracle_shared`], [`Structure::frontier_shared`] and
+    /// [`Structure::score_shared`], so that a search's certificate calls and warm-start
+    /// re-evaluations cost only the DP. `None` (the default): nothing worth sharing.
+    fn shared_scores(&self, w: &[f64], data: &Self::Data, i: usize) -> Result<Option<Vec<f64>>> {
+        let _ = (w, data, i);
+        Ok(None)
+    }
+
+    /// [`Structure::oracle`] given the [`Structure::shared_scores`] of the same `w` and `i`
+    /// (the default ignores them).
+    fn oracle_shared(
+        &self,
+        w: &[f64],
+        data: &Self::Data,
+        i: usize,
+        y_true: &Self::Label,
+        q: &TermQuery<'_, Self::Label>,
+        shared: Option<&[f64]>,
+    ) -> Result<Vec<Scored<Self::Label>>> {
+        let _ = shared;
+        self.oracle(w, data, i, y_true, q)
+    }
+
+    /// [`Structure::frontier`] given the [`Structure::shared_scores`] of the same `w` and `i`
+    /// (the default ignores them).
+    fn frontier_shared(
+        &self,
+        w: &[f64],
+        data: &Self::Data,
+        i: usize,
+        y_true: &Self::Label,
+        objective: &Objective,
+        shared: Option<&[f64]>,
+    ) -> Result<Vec<Scored<Self::Label>>> {
+        let _ = shared;
+        self.frontier(w, data, i, y_true, objective)
+    }
+
+    /// [`Structure::score`] given the [`Structure::shared_scores`] of the same `w` and `i`
+    /// (the default ignores them).
+    fn score_shared(
+        &self,
+        w: &[f64],
+        data: &Self::Data,
+        i: usize,
+        y: &Self::Label,
+        shared: Option<&[f64]>,
+    ) -> Result<f64> {
+        let _ = shared;
+        self.score(w, data, i, y)
+    }
+
     /// The frontier by loss value (needs `capabilities().frontier`): for every attainable value
     /// c of the task loss L(y, y_i), one label maximising `objective` among the labels with
     /// L = c (any of them on ties), with its margin and terms; one entry per attainable c, in any
