@@ -33,7 +33,8 @@ __all__ = ["ClusterLostError", "PartitionError", "fit", "predict"]
 #: (:func:`bicrit.learners.auto.auto_learner` with ``distributed=True``).
 LEARNERS = ("cutting-plane", "bcfw", "sgd")
 
-#: How distributed BCFW combines the partitions' changes (:class:`~bicrit.dask.runners.CocoaRunner`).
+#: How distributed BCFW combines the partitions' changes
+#: (:class:`~bicrit.dask.runners.CocoaRunner`).
 AGGREGATIONS = ("add", "average")
 
 
