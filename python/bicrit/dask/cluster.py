@@ -144,10 +144,30 @@ class Shards:
                     pure=False,
                 )
             )
-        summaries = self.client.gather(futures)
+        summaries = self._gather_named(shards, futures)
         for s, summary in zip(shards, summaries, strict=True):
             s.address, s.n = summary["address"], int(summary["n"])
         return list(summaries)
+
+    def _gather_named(self, shards: Sequence[Shard], futures: list[Any]) -> list[Any]:
+        """The results of the partitions' preparing tasks; a task cancelled because its source
+        is gone (a future whose data was lost) is a :class:`PartitionError` naming the
+        partition."""
+        from concurrent.futures import CancelledError
+
+        from distributed import wait
+
+        from bicrit.dask.sources import PartitionError
+
+        with contextlib.suppress(CancelledError):  # told per partition below
+            wait(futures)
+        for s, f in zip(shards, futures, strict=True):
+            if f.status == "cancelled":
+                raise PartitionError(
+                    f"{self.name(s)}: its source is gone (a future whose data was lost or "
+                    "cancelled); a dask.delayed object or a path can be computed again"
+                )
+        return list(self.client.gather(futures))
 
     def share_statistics(self, summaries: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Merges the statistics each partition learnt its shape from (label counts of a
