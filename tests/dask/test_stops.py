@@ -31,9 +31,7 @@ def _data(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return X, np.argmax(X @ W + 0.5 * rng.normal(size=(n, 4)), axis=1)
 
 
-CP = dict(
-    structure="multiclass", learner="cutting-plane", C=0.1, tol=None, n_iter_no_change=None
-)
+CP = dict(structure="multiclass", learner="cutting-plane", C=0.1, tol=None, n_iter_no_change=None)
 
 
 def test_a_partition_lost_for_good_keeps_the_last_finished_round(client, monkeypatch):
@@ -60,7 +58,8 @@ def test_a_partition_lost_for_good_keeps_the_last_finished_round(client, monkeyp
 
     monkeypatch.setattr(runners.CutRunner, "epoch", killing)
     est = bicrit.StructuredSVM(**CP, max_epochs=10)
-    with pytest.raises(bicrit.dask.ClusterLostError, match=r"partition 1.*could not be rebuilt") as e:
+    lost_error = r"partition 1.*could not be rebuilt"
+    with pytest.raises(bicrit.dask.ClusterLostError, match=lost_error) as e:
         bicrit.dask.fit(est, [kept, lost], client=client)
     assert "keeps the model of the last finished round (3 rounds)" in str(e.value)
     assert e.value.estimator is est
