@@ -86,9 +86,13 @@ def _weighted(result: dict[str, Any]) -> dict[str, Any]:
 class Shards:
     """The partitions of one fit on ``client`` (see the module documentation)."""
 
-    def __init__(self, client: Any, sources: Sequence[Any], estimator: Any) -> None:
+    def __init__(
+        self, client: Any, sources: Sequence[Any], estimator: Any, continuing: bool = False
+    ) -> None:
         self.client = client
         self.estimator = estimator
+        #: The partitions are prepared as the fitted ``estimator`` continues (warm_start).
+        self.continuing = continuing
         fit_id = uuid.uuid4().hex[:12]
         self.all = [Shard(i, f"bicrit-{fit_id}-{i}", s) for i, s in enumerate(sources)]
         self.rebuilds = 0
@@ -138,6 +142,7 @@ class Shards:
                     self.estimator,
                     self.shared,
                     self.keep_prepared,
+                    self.continuing,
                     key=f"prepare-{s.key}-{uuid.uuid4().hex[:6]}",
                     workers=where,
                     allow_other_workers=True,
