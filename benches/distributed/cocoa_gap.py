@@ -55,7 +55,7 @@ def local(path: str, rounds: int) -> dict:
         tol=1e-12,
         n_iter_no_change=None,
         random_state=0,
-        learner_params={"objective": "exact", "tol": TOL},
+        learner_params={"objective": "exact", "tol": TOL, "task_loss": False},
     )
     cpu = time.process_time()
     est.fit(data)
@@ -89,7 +89,7 @@ def distributed(path: str, n: int, rounds: int, k: int, learner: str, aggregatio
             tol=1e-12,
             n_iter_no_change=None,
             random_state=0,
-            learner_params={"tol": TOL} if learner == "bcfw" else {},
+            learner_params={"task_loss": False, **({"tol": TOL} if learner == "bcfw" else {})},
         )
         start = time.perf_counter()
         bicrit.dask.fit(est, parts, client=client, aggregation=aggregation)

@@ -34,6 +34,10 @@ class ClusterLostError(LostTraining):
     dying). Raised after the first round, the estimator is left fitted with the model of the
     last finished round (``estimator``; :func:`bicrit.dask.fit` says so in the message)."""
 
+    #: The estimator, fitted with the finished rounds (None when the fit lost its data before
+    #: its first round).
+    estimator: Any = None
+
 
 @dataclass
 class Shard:
