@@ -223,3 +223,31 @@ def test_warm_start_continues_from_the_fitted_weights(client):
     with pytest.raises(IncompatibleError, match="starts from w = 0"):
         bicrit.dask.fit(bcfw, _parts(X, Y, [0, 150, 300]))
     assert bcfw.n_epochs_ == 4  # the fitted model is kept
+
+
+@pytest.mark.parametrize("aggregation", ["add", "average"])
+def test_both_cocoa_aggregations_are_safe(client, aggregation):
+    """Adding with σ' = K (CoCoA+) and averaging (CoCoA) never decrease the dual (the
+    certificate's lower bound: objective − gap), round after round, and both certify the gap."""
+    X, Y = _data(400, 0, noise=0.2)
+    params = dict(
+        structure="multiclass",
+        learner="bcfw",
+        C=0.1,
+        max_epochs=150,
+        tol=1e-12,
+        n_iter_no_change=None,
+        random_state=0,
+        learner_params={"tol": 2e-3},
+    )
+    model = bicrit.dask.fit(
+        bicrit.StructuredSVM(**params),
+        _parts(X, Y, [0, 100, 250, 400]),
+        aggregation=aggregation,
+    )
+    assert model.converged_
+    dual = model.history_["dual"].drop_nulls().to_numpy()
+    assert len(dual) == model.n_epochs_ and dual[0] == 0.0  # every round certifies; α = 0 first
+    assert np.all(np.diff(dual) >= -1e-9 * np.abs(dual[1:]))
+    with pytest.raises(bicrit.errors.InvalidParameterError, match="aggregation"):
+        bicrit.dask.fit(bicrit.StructuredSVM(**params), _parts(X, Y, [0, 400]), aggregation="sum")
