@@ -234,11 +234,11 @@ def test_both_cocoa_aggregations_are_safe(client, aggregation):
         structure="multiclass",
         learner="bcfw",
         C=0.1,
-        max_epochs=150,
+        max_epochs=100,
         tol=1e-12,
         n_iter_no_change=None,
         random_state=0,
-        learner_params={"tol": 2e-3},
+        learner_params={"tol": 1e-2},
     )
     model = bicrit.dask.fit(
         bicrit.StructuredSVM(**params),
