@@ -4,6 +4,8 @@ relies on), and a fit given the whole's shape on one part builds the whole's lab
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -34,7 +36,7 @@ def labelled_tree(draw):
 def test_merged_parts_equal_the_whole(case):
     h, Y, cuts = case
     bounds = [0, *cuts, len(Y)]
-    parts = [LabelShape.of(h, Y[a:b]) for a, b in zip(bounds, bounds[1:], strict=False)]
+    parts = [LabelShape.of(h, Y[a:b]) for a, b in itertools.pairwise(bounds)]
     merged = parts[0]
     for p in parts[1:]:
         merged = merged.merge(p)
