@@ -14,7 +14,7 @@ from sklearn.base import clone
 
 import bicrit
 import bicrit.dask
-from bicrit.errors import InvalidInputError
+from bicrit.errors import IncompatibleError, InvalidInputError
 
 dask = pytest.importorskip("dask")
 
@@ -201,3 +201,53 @@ def test_many_labels_learn_one_graph_and_one_scaling_from_every_partition(client
     # one partition alone learns its own tree, which differs: the merge is what makes them agree
     alone = bicrit.MultiLabelSVM(**params).fit(X[:100], Y[:100])
     assert not np.array_equal(alone.structure_.edges_, local.structure_.edges_)
+
+
+def test_warm_start_continues_from_the_fitted_weights(client):
+    """warm_start=True continues a fitted model on the partitions from its weights, as a local
+    fit continues on other data (a new 1-slack learner from the previous weights): the same
+    weights, the history going on; BCFW, which cannot start from given weights, says so."""
+    X, Y = _data(300, 0)
+    params = dict(CP, max_epochs=4, warm_start=True)
+    local = bicrit.StructuredSVM(**params).fit(X[:150], Y[:150])
+    local.fit(X, Y)  # other data: starts from the previous weights
+    model = bicrit.dask.fit(bicrit.StructuredSVM(**params), _parts(X, Y, [0, 150]))
+    first = model.coef_.copy()
+    bicrit.dask.fit(model, _parts(X, Y, [0, 100, 300]))
+    assert model.n_epochs_ == 8 and len(model.history_) == 8
+    assert model.history_["epoch"].to_list() == list(range(1, 9))
+    assert not np.allclose(model.coef_, first)
+    assert _rel(model.coef_, local.coef_) <= 1e-9
+    bcfw = bicrit.StructuredSVM(**{**params, "learner": "bcfw"})
+    bicrit.dask.fit(bcfw, _parts(X, Y, [0, 150, 300]))
+    with pytest.raises(IncompatibleError, match="starts from w = 0"):
+        bicrit.dask.fit(bcfw, _parts(X, Y, [0, 150, 300]))
+    assert bcfw.n_epochs_ == 4  # the fitted model is kept
+
+
+@pytest.mark.parametrize("aggregation", ["add", "average"])
+def test_both_cocoa_aggregations_are_safe(client, aggregation):
+    """Adding with σ' = K (CoCoA+) and averaging (CoCoA) never decrease the dual (the
+    certificate's lower bound: objective − gap), round after round, and both certify the gap."""
+    X, Y = _data(400, 0, noise=0.2)
+    params = dict(
+        structure="multiclass",
+        learner="bcfw",
+        C=0.1,
+        max_epochs=100,
+        tol=1e-12,
+        n_iter_no_change=None,
+        random_state=0,
+        learner_params={"tol": 1e-2},
+    )
+    model = bicrit.dask.fit(
+        bicrit.StructuredSVM(**params),
+        _parts(X, Y, [0, 100, 250, 400]),
+        aggregation=aggregation,
+    )
+    assert model.converged_
+    dual = model.history_["dual"].drop_nulls().to_numpy()
+    assert len(dual) == model.n_epochs_ and dual[0] == 0.0  # every round certifies; α = 0 first
+    assert np.all(np.diff(dual) >= -1e-9 * np.abs(dual[1:]))
+    with pytest.raises(bicrit.errors.InvalidParameterError, match="aggregation"):
+        bicrit.dask.fit(bicrit.StructuredSVM(**params), _parts(X, Y, [0, 400]), aggregation="sum")

@@ -72,7 +72,11 @@ def fit(
     source and the round is run again; when that is impossible, :class:`ClusterLostError` is
     raised and, after the first round, the estimator is left fitted with the last finished
     round's model (also in the error's ``estimator``). Ctrl-C keeps the finished rounds (the
-    driver's rule: ``interrupted_`` is True). The stability stop (``n_iter_no_change``)
+    driver's rule: ``interrupted_`` is True). With ``warm_start=True`` a fitted estimator
+    continues from its weights on the partitions (each prepared as the fitted estimator
+    continues locally: its label space, vocabularies and scaling; the history goes on), with
+    the 1-slack cutting plane or SGD: distributed BCFW's weights are the sum of its dual blocks
+    and cannot start from given ones. The stability stop (``n_iter_no_change``)
     decodes a probe of at most 1000 training instances drawn from the partitions in proportion
     to their sizes and sent to the client once."""
     from bicrit.dask.cluster import Shards
@@ -98,25 +102,28 @@ def fit(
             "partitions; choose C locally on a sample (C='auto'), then fit on the cluster with "
             "that C (C=model.C_)"
         )
-    if getattr(estimator, "warm_start", False):
-        raise InvalidParameterError(
-            "warm_start does not apply to a distributed fit: the partitions' native learners "
-            "(warm starts, dual blocks) live on the workers only for one fit; to continue, "
-            "fit again with the same partitions and more max_epochs"
-        )
+    continuing = bool(getattr(estimator, "warm_start", False)) and hasattr(estimator, "coef_")
     estimator._check_params()
     refusal = estimator._cluster_refusal()
     if refusal:
         raise IncompatibleError(refusal)
-    estimator._forget()
-    shards = Shards(client, parts, estimator)
+    if not continuing:
+        estimator._forget()
+    shards = Shards(client, parts, estimator, continuing=continuing)
     try:
-        summaries = shards.share_statistics(shards.prepare())
+        summaries = shards.prepare()
         names = [shards.name(s) for s in shards.all]
-        space = agree(summaries, names)
-        structure = create_piece("structure", space["structure"])
-        estimator.structure_ = structure
-        estimator._import_extra(space["extra"], space["arrays"])
+        if continuing:
+            # each partition was prepared as the fitted estimator continues (its structure,
+            # vocabularies and scaling): the label space is the fitted one
+            agree(summaries, names)
+            structure = estimator.structure_
+        else:
+            summaries = shards.share_statistics(summaries)
+            space = agree(summaries, names)
+            structure = create_piece("structure", space["structure"])
+            estimator.structure_ = structure
+            estimator._import_extra(space["extra"], space["arrays"])
         _surrogate, _search, learner, params = estimator._pieces(structure, distributed=True)
         if learner not in LEARNERS:
             raise IncompatibleError(
@@ -132,7 +139,7 @@ def fit(
         training = ClusterTraining(
             structure, None, None, Learner(learner, **params), shards, aggregation=aggregation
         )
-        estimator._run(training, callback, stops=stops)
+        estimator._run(training, callback, continuing, stops=stops)
         _set_features(estimator, summaries)
     except ClusterLostError as exc:
         if not hasattr(estimator, "coef_"):
@@ -146,7 +153,8 @@ def fit(
         )
         raise
     except BaseException:
-        estimator._forget()
+        if not continuing:  # a failed continued fit keeps the model it continued, as locally
+            estimator._forget()
         raise
     finally:
         shards.close()

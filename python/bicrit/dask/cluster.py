@@ -34,6 +34,10 @@ class ClusterLostError(LostTraining):
     dying). Raised after the first round, the estimator is left fitted with the model of the
     last finished round (``estimator``; :func:`bicrit.dask.fit` says so in the message)."""
 
+    #: The estimator, fitted with the finished rounds (None when the fit lost its data before
+    #: its first round).
+    estimator: Any = None
+
 
 @dataclass
 class Shard:
@@ -86,9 +90,13 @@ def _weighted(result: dict[str, Any]) -> dict[str, Any]:
 class Shards:
     """The partitions of one fit on ``client`` (see the module documentation)."""
 
-    def __init__(self, client: Any, sources: Sequence[Any], estimator: Any) -> None:
+    def __init__(
+        self, client: Any, sources: Sequence[Any], estimator: Any, continuing: bool = False
+    ) -> None:
         self.client = client
         self.estimator = estimator
+        #: The partitions are prepared as the fitted ``estimator`` continues (warm_start).
+        self.continuing = continuing
         fit_id = uuid.uuid4().hex[:12]
         self.all = [Shard(i, f"bicrit-{fit_id}-{i}", s) for i, s in enumerate(sources)]
         self.rebuilds = 0
@@ -138,16 +146,37 @@ class Shards:
                     self.estimator,
                     self.shared,
                     self.keep_prepared,
+                    self.continuing,
                     key=f"prepare-{s.key}-{uuid.uuid4().hex[:6]}",
                     workers=where,
                     allow_other_workers=True,
                     pure=False,
                 )
             )
-        summaries = self.client.gather(futures)
+        summaries = self._gather_named(shards, futures)
         for s, summary in zip(shards, summaries, strict=True):
             s.address, s.n = summary["address"], int(summary["n"])
         return list(summaries)
+
+    def _gather_named(self, shards: Sequence[Shard], futures: list[Any]) -> list[Any]:
+        """The results of the partitions' preparing tasks; a task cancelled because its source
+        is gone (a future whose data was lost) is a :class:`PartitionError` naming the
+        partition."""
+        from concurrent.futures import CancelledError
+
+        from distributed import wait
+
+        from bicrit.dask.sources import PartitionError
+
+        with contextlib.suppress(CancelledError):  # told per partition below
+            wait(futures)
+        for s, f in zip(shards, futures, strict=True):
+            if f.status == "cancelled":
+                raise PartitionError(
+                    f"{self.name(s)}: its source is gone (a future whose data was lost or "
+                    "cancelled); a dask.delayed object or a path can be computed again"
+                )
+        return list(self.client.gather(futures))
 
     def share_statistics(self, summaries: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Merges the statistics each partition learnt its shape from (label counts of a

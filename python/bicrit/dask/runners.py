@@ -280,6 +280,9 @@ class CocoaRunner(_Runner):
             # uses the previous round's dual share (kept below)
             gap = primal - (-0.5 * norm_sq + self._dual_before) if self.n_epochs else primal
         self._dual_before = float(dual_lin)
+        converged = bool(math.isfinite(gap) and gap <= self.tol * max(abs(primal), 1e-300))
+        # the round certified the weights it started from: those are the model when it ends here
+        self._certified = w if converged else None
         task = counts.pop("task_loss", None)
         n = self.n_instances
         stats = {
@@ -291,7 +294,7 @@ class CocoaRunner(_Runner):
             "norm_sq": norm_sq,
             "dual": primal - gap if math.isfinite(gap) else None,
             "gap": gap if math.isfinite(gap) else None,
-            "converged": bool(math.isfinite(gap) and gap <= self.tol * max(abs(primal), 1e-300)),
+            "converged": converged,
             **_calls(counts),
             "exact_calls": _total_calls(start),
             "task_loss": None if task is None else float(task) / n,
@@ -301,9 +304,12 @@ class CocoaRunner(_Runner):
 
     _dual_before = 0.0
     _resync = False
+    _certified: np.ndarray | None = None
 
     def weights(self, averaged: bool = True) -> np.ndarray:
-        return self.w
+        """The weights the last round certified when it converged (its gap is that of these),
+        else the current ones."""
+        return self.w if self._certified is None else self._certified
 
 
 class MixingRunner(_Runner):

@@ -6,6 +6,7 @@ ran elsewhere) raises :class:`PartitionLost`, and the client rebuilds the partit
 
 from __future__ import annotations
 
+import copy
 import threading
 import time
 from dataclasses import dataclass, field
@@ -61,6 +62,7 @@ def prepare(
     estimator: Any,
     shared: dict[str, Any] | None = None,
     keep_prepared: bool = False,
+    continuing: bool = False,
 ) -> dict[str, Any]:
     """Reads partition ``index`` (from ``source``), converts it to the structure's form as
     ``estimator``'s fit does (with the ``shared`` statistics of every partition when given),
@@ -68,7 +70,9 @@ def prepare(
     instances, its label space (structure configuration, the estimator's fitted vocabularies)
     for the client to compare across partitions, and the statistics it learnt its shape from
     (:meth:`StructuredSVM._fit_statistics`) for the client to merge. ``keep_prepared`` keeps
-    the inputs in the structure's form until :func:`probe` takes the fit's probe from them."""
+    the inputs in the structure's form until :func:`probe` takes the fit's probe from them.
+    ``continuing``: prepared as the fitted ``estimator`` continues (``warm_start``: its
+    structure, vocabularies and scaling)."""
     from sklearn.base import clone
 
     from bicrit.dask.sources import PartitionError, describe, materialize, split
@@ -78,11 +82,11 @@ def prepare(
     start = time.perf_counter()
     try:
         X, Y = split(materialize(source))
-        est = clone(estimator)
+        est = copy.deepcopy(estimator) if continuing else clone(estimator)
         X0, _ = est._split(X, Y)
         if validation.n_rows(X0) == 0:
             return {"key": key, "address": _address(), "n": 0, "space": None}
-        structure, Xp, Yp = est._prepared(X, Y, continuing=False, shared=shared)
+        structure, Xp, Yp = est._prepared(X, Y, continuing=continuing, shared=shared)
         Xn, Yn = structure.native_inputs(Xp, Yp)
         est._set_n_features(Xn)
         n = validation.n_rows(Xp)
