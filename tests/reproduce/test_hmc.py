@@ -215,3 +215,11 @@ def test_the_mlp_is_selected_on_valid_and_calibrated_on_its_stop_part(data_dir, 
     assert b["valid"].to_list() == a["valid"].to_list()
     # the summary and the table count the MLP among bicrit's models
     assert "mlp" in hmc.OURS and hmc.summary(a).row(0, named=True)["best"] == "mlp"
+
+
+def test_the_dag_grid_keeps_c_1_only_where_funcat_valid_chose_it() -> None:
+    assert hmc._dag_grid("hsvm") == hmc.GRID_DAG
+    assert 1.0 not in hmc._dag_grid("flat")["C"]
+    for m in ("nhsvm", "ssvm"):
+        assert hmc._dag_grid(m)["C"] == (*hmc.GRID_DAG["C"], 1.0)
+        assert hmc._dag_grid(m)["multilabel_loss"] == hmc.GRID_DAG["multilabel_loss"]
