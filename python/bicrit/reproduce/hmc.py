@@ -271,7 +271,7 @@ def _mlp(hierarchy: Any, params: dict[str, Any], seed: int, scale: float) -> Any
 
     fit = {**MLP_FIT, "max_epochs": max(1, round(MLP_FIT["max_epochs"] * scale))}
     fit.update({k: v for k, v in params.items() if k != "model"})
-    skip = [i for i in range(hierarchy.n_nodes) if i not in set(evaluated_nodes(hierarchy))]
+    skip = np.setdiff1d(np.arange(hierarchy.n_nodes), evaluated_nodes(hierarchy)).tolist()
     return HierarchicalMLP(hierarchy, random_state=seed, stop_exclude=skip, **fit)
 
 
