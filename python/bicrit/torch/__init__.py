@@ -12,8 +12,10 @@ both cores over the batch)::
 Modules: :class:`ChainLoss`, :class:`TreeLoss`, :class:`MultiLabelLoss`, :class:`MulticlassLoss`,
 :class:`HierarchyLoss` (per-node scores of a tree or DAG hierarchy); functional forms
 :func:`chain_loss`, :func:`tree_loss`, :func:`multilabel_loss`, :func:`multiclass_loss`,
-:func:`hierarchy_loss`; decoders :func:`chain_decode`, :func:`chain_kbest`, :func:`tree_decode`,
-:func:`multilabel_decode`, :func:`multiclass_decode`, returning tensors on the scores' device.
+:func:`hierarchy_loss`; :class:`HierarchicalMLP`, an MLP encoder of per-node scores trained with
+:class:`HierarchyLoss` (hierarchical multi-label classification); decoders :func:`chain_decode`,
+:func:`chain_kbest`, :func:`tree_decode`, :func:`multilabel_decode`, :func:`multiclass_decode`,
+returning tensors on the scores' device.
 
 Which value the loss is (``search``): ``"auto"`` (default) is the exact maximum of ψ over the
 integral labels — one loss-augmented Viterbi/Eisner/CLE call for margin rescaling, the convex hull
@@ -46,6 +48,7 @@ from bicrit.torch.decode import (
     multilabel_decode,
     tree_decode,
 )
+from bicrit.torch.hierarchical_mlp import HierarchicalMLP
 from bicrit.torch.losses import (
     ChainLoss,
     HierarchyLoss,
@@ -61,6 +64,7 @@ from bicrit.torch.losses import (
 
 __all__ = [
     "ChainLoss",
+    "HierarchicalMLP",
     "HierarchyLoss",
     "MultiLabelLoss",
     "MulticlassLoss",
