@@ -163,13 +163,15 @@ class HierarchicalMLP:
 
     def _structure(self, Y: list[np.ndarray]) -> Any:
         from bicrit.hierarchy.models import Weights, task_loss
+        from bicrit.hierarchy.shape import LabelShape
         from bicrit.structures.hierarchy import HierarchyStructure
 
         h = self.hierarchy
         M = h.n_nodes
         w = Weights(np.ones(M), "node", np.ones(M))
         kind = "node" if self.multilabel_loss == "node" else "weighted"
-        w = task_loss(kind, w, h, [np.append(y, h.root) for y in Y], M)
+        shape = LabelShape.of(h, Y)
+        w = task_loss(kind, w, h, shape.counts, shape.n, M)
         return HierarchyStructure(
             h,
             labels="any",
