@@ -19,7 +19,7 @@ The driver owns, once for everyone:
   fit, ``C="auto"``'s path and refit included. Two alternatives were measured on training data
   only and not adopted (``benches/learners/stop_rule_study.py``, ``stop_rule_protocol.py``,
   benches/RESULTS.md "Choosing the stopping rule"): requiring BCFW's relative duality gap to be
-  small as well — at the epoch of the best held-out score it was still 0.5–0.8 on the CoNLL
+  small as well — at the epoch of the best held-out score it was still 0.5–0.65 on the CoNLL
   chains and ≈ 1 at large C, so such fits run to ``max_epochs`` for no better held-out score;
   and, for ``C="auto"``, stopping each fit of the path on its held-out score and refitting for
   its best epoch count — on parts of the training splits that no rule saw, neither scored
