@@ -119,6 +119,7 @@ def table(rows: list[dict[str, Any]]) -> str:
     means: dict[str, list[tuple[float, float, float]]] = {x: [] for x in rules}
     for (data, sur), g in groups.items():
         cells = []
+        complete = all(g.get(x) for x in rules)  # the mean row: sets every rule ran on
         for x in rules:
             rs = g.get(x, [])
             if not rs:
@@ -128,7 +129,8 @@ def table(rows: list[dict[str, Any]]) -> str:
             acc = float(np.mean([r["jaccard_acc"] for r in rs]))
             cpu = float(np.mean([r["cpu"] for r in rs]))
             ep = float(np.mean([r["epochs"] for r in rs]))
-            means[x].append((f1, acc, cpu))
+            if complete:
+                means[x].append((f1, acc, cpu))
             cells.append(f"{f1:.4f} / {acc:.4f} ({ep:.0f} ep, {cpu:.1f} s)")
         out.append(f"| {data} | {sur} | " + " | ".join(cells) + " |")
     out.append(

@@ -164,7 +164,7 @@ def rules(path: Path) -> None:
     share of the full run) at the epoch each candidate rule stops at or keeps."""
     fits = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
     names = ["stability", "+gap≤0.3", "+gap≤0.1", "held-out P=5", "held-out P=10"]
-    print("| data | surrogate | C | best (epoch) | 50 epochs | " + " | ".join(names) + " |")
+    print("| data | surrogate | C | best (epoch) | last epoch | " + " | ".join(names) + " |")
     print("|---" * (5 + len(names)) + "|")
     worse = {n: [] for n in names}
     for f in fits:

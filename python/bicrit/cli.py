@@ -363,20 +363,29 @@ def _cmd_train(args: argparse.Namespace) -> int:
     columns: list[str] = []
     results: list[tuple[Any, dict[str, Any], dict[str, Any]]] = []
     interrupted = False
-    cut: str | None = None  # a fit stopped before its first epoch: no column, a line instead
+    # a fit stopped before its first epoch, or whose evaluation Ctrl-C cut short: no column,
+    # a line saying why instead
+    cut: tuple[str, str] | None = None
     for name in surrogates:
-        est = _estimator_for(train, _params(args, name))
         try:
+            est = _estimator_for(train, _params(args, name))
             est.fit(train)
         except KeyboardInterrupt:  # nothing of this fit finished
-            interrupted, cut = True, name
+            interrupted, cut = True, (name, "stopped before its first epoch finished")
+            break
+        try:
+            summary, report = est.training_summary(), est.report(test)
+        except KeyboardInterrupt:  # the fit finished, its evaluation on the test split did not
+            interrupted, cut = True, (name, "interrupted while it was evaluated")
             break
         columns.append(name + (" (interrupted)" if est.interrupted_ else ""))
-        results.append((est, est.training_summary(), est.report(test)))
+        results.append((est, summary, report))
         if est.interrupted_:
             interrupted = True
             break
     if not results:
+        if cut is not None and cut[1].startswith("interrupted while"):
+            raise Interrupted("interrupted while the first fit was evaluated: nothing to report")
         raise Interrupted("interrupted before the first epoch finished: nothing to report")
     est0 = results[0][0]
     rows: list[tuple[str, list[Any]]] = []
@@ -396,7 +405,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
     for graph in dict.fromkeys(s["edges"] for _, s, _ in results if "edges" in s):
         print(f"label graph: {graph}")  # the graph edges="auto" chose, and why
     if cut is not None:
-        print(f"{cut} (interrupted): stopped before its first epoch finished, not in the table")
+        print(f"{cut[0]} (interrupted): {cut[1]}, not in the table")
     if save is not None and not interrupted:
         est0.save(save)
         print(f"saved: {save}")
