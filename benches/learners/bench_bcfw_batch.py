@@ -27,11 +27,14 @@ from typing import Any
 SETS = ["yeast", "conll2002/esp"]
 
 
-def prepared(name: str) -> tuple[Any, Any, Any, float]:
-    """(structure, X, Y, C) of the training split, prepared as the default estimator does."""
+def prepared(name: str, limit: int | None = None) -> tuple[Any, Any, Any, float]:
+    """(structure, X, Y, C) of the training split (its first ``limit`` instances), prepared as
+    the default estimator does."""
     from bicrit import MultiLabelSVM, SequenceSVM, datasets
 
     data = datasets.load(name, "train")
+    if limit is not None:
+        data = data.subset(range(min(limit, len(data))))
     est = SequenceSVM() if name.startswith("conll") else MultiLabelSVM()
     structure, X, Y = est._prepared(data, None, False)
     return structure, X, Y, float(est.C)
@@ -76,10 +79,11 @@ def main() -> int:
     p.add_argument("--sizes", default="1,4,16,64")
     p.add_argument("--surrogates", default="margin")
     p.add_argument("--C", type=float, default=None, help="C (default: the estimator's)")
+    p.add_argument("--limit", type=int, default=None, help="the first N training instances only")
     a = p.parse_args()
     sizes = [int(s) for s in a.sizes.split(",")]
     for name in a.sets.split(","):
-        structure, X, Y, C = prepared(name)
+        structure, X, Y, C = prepared(name, a.limit)
         C = a.C if a.C is not None else C
         for surrogate in a.surrogates.split(","):
             curves = {}
@@ -99,7 +103,7 @@ def main() -> int:
                 )
             base = curves[sizes[0]]
             print(
-                f"\n{name} C={C} {surrogate}: gap (dual) per epoch; "
+                f"\n{name} n={len(Y)} C={C} {surrogate}: gap (dual) per epoch; "
                 f"ratio of the gap to block_size={sizes[0]}"
             )
             print("epoch | " + " | ".join(f"b={b}" for b in sizes))

@@ -46,14 +46,16 @@ def run(
     surrogate: str,
     n_jobs: int,
     epochs: int,
-    block_size: int = 1,
+    block_size: int | None = None,
     search: str | None = None,
 ):
     from bicrit.learners import Learner
     from bicrit.learners.fit import Training
 
     Xn, Yn = structure.native_inputs(X, Y)
-    params = {"C": C, "random_state": 0, "n_jobs": n_jobs, "tol": 0.0, "block_size": block_size}
+    params: dict[str, Any] = {"C": C, "random_state": 0, "n_jobs": n_jobs, "tol": 0.0}
+    if block_size is not None:  # else BCFW's default ("auto" mini-batches)
+        params["block_size"] = block_size
     trainer = Training(structure, Xn, Yn, Learner("bcfw", **params)).runner(
         surrogate, search or default_search(structure, surrogate)
     )
@@ -125,7 +127,8 @@ def main() -> int:
         "--block-size",
         type=int,
         default=16,
-        help="BCFW's parallel mini-batch (block_size) also measured at n_jobs 1 and 2 (margin)",
+        help="BCFW with this mini-batch (block_size) also measured at n_jobs 1 and 2 (margin); "
+        "the other runs use the default ('auto'). n_jobs per structure and learner: bench_njobs.py",
     )
     p.add_argument("--ratio-only", action="store_true", help="margin and slack only, n_jobs=1")
     p.add_argument("--rounds", type=int, default=1, help="interleaved rounds (--ratio-only)")

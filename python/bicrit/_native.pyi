@@ -222,8 +222,9 @@ def alpha_shared(
 class Nhsvm3Trainer:
     """NHSVM3 (thesis eq. ``NHSVM3``) by native Pegasos SGD (``rust/bicrit-hierarchy/src/
     nhsvm3.rs``) on a single-path ``hierarchy`` structure: minimises ½‖w‖² + C·Σ_i ℓ_i with
-    η_t = 1/(λ(t + t0)), λ = 1/(n·C), mini-batches of ``batch_size`` whose inferences run on
-    ``n_jobs`` threads (the model does not depend on it), t-weighted averaging. ``X`` is a CSR
+    η_t = 1/(λ(t + t0)), λ = 1/(n·C), steps of ``batch_size`` instances; the inferences of a
+    block of ``block_size`` instances (None: ``batch_size``) run on ``n_jobs`` threads at the
+    block's starting weights (the model does not depend on ``n_jobs``), t-weighted averaging. ``X`` is a CSR
     tuple, ``Y`` node-id label sequences with the root. ``epoch()`` runs with the GIL released;
     Ctrl-C or an error leaves the state of the previous epoch."""
 
@@ -235,6 +236,7 @@ class Nhsvm3Trainer:
         *,
         C: float = 1.0,
         batch_size: int = 1,
+        block_size: int | None = None,
         t0: float = 1.0,
         random_state: int = 0,
         n_jobs: int | None = None,

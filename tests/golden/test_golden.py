@@ -1,6 +1,17 @@
 """Behaviour pinned across the fit-engine rewrite: every case of :mod:`tests.golden.cases`
 refitted with the same seed gives bit-identical weights, the same predictions and the same
-history (wall time aside) as recorded in ``golden.json``."""
+history (wall time aside) as recorded in ``golden.json``.
+
+Re-recorded on purpose (``python -m tests.golden.record NAME``), with the reason:
+
+* ``hierarchy-nhsvm3-sgd`` (issue 16): NHSVM3's SGD now takes SGD's ``block_size`` (32): a
+  block's inferences run on the pool at its starting weights, as every other SGD fit does; it
+  used to infer one instance at a time, so ``n_jobs`` had no effect. Per-epoch objective
+  251.6, 137.5, 120.3, 114.6 → 223.8, 134.1, 117.0, 112.6; 67 of the 75 test predictions
+  unchanged.
+
+BCFW's parallel mini-batches (``block_size="auto"``) leave every case as it was: their training
+sets have fewer than 256 instances, where "auto" is sequential BCFW."""
 
 from __future__ import annotations
 

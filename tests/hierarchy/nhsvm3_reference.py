@@ -78,11 +78,15 @@ def reference_nhsvm3(
     seed: int = 0,
     order: str = "numpy",
     n_jobs: int | None = None,
+    block_size: int | None = None,
 ) -> tuple[np.ndarray, list[float]]:
     """(V̄ as an M × d array, running objective per epoch) of the old Python loop.
 
     ``structure`` is the single-path hierarchy structure with ``loss="normalized"``,
     ``node_scale=√α``; ``Y`` the labels with the root; ``n_jobs`` the oracle's threads.
+    ``block_size`` (None: ``batch_size``, the old loop): the inferences of a block of that many
+    instances are made at the block's starting weights, its steps of ``batch_size`` (never
+    spanning two blocks) then applied in order, as SGD does.
     """
     n, d = X.shape
     M = len(alpha)
@@ -94,29 +98,34 @@ def reference_nhsvm3(
     t = 0
     objectives = []
     it = orders(order, seed, n)
+    block = batch_size if block_size is None else block_size
     for _ in range(epochs):
         perm = next(it)
         total = 0.0
-        for b0 in range(0, n, batch_size):
-            idx = perm[b0 : b0 + batch_size]
-            t += 1
-            Xb = X64[idx]
-            S = np.asarray(Xb @ V.T) * s
-            ans = structure.ratio_oracle_scores(S, [Y[i] for i in idx], n_jobs=n_jobs)
-            total += float(ans.values.sum())
-            eta = 1.0 / (lam * (t + 1.0))
-            V *= 1.0 - eta * lam
-            act = np.flatnonzero(ans.values > 0)
-            if act.size:
-                D = np.zeros((len(idx), M))
-                for k in act.tolist():
-                    c = 1.0 / ans.losses[k]
-                    D[k, ans.labels[k]] += c
-                    D[k, Y[idx[k]]] -= c
-                G = np.asarray(Xb.T @ D).T * s[:, None]
-                V -= (eta / len(idx)) * G
-            rho_t = 2.0 / (t + 1.0)
-            Vbar *= 1.0 - rho_t
-            Vbar += rho_t * V
+        for k0 in range(0, n, block):
+            bidx = perm[k0 : k0 + block]
+            S = np.asarray(X64[bidx] @ V.T) * s
+            found = structure.ratio_oracle_scores(S, [Y[i] for i in bidx], n_jobs=n_jobs)
+            for b0 in range(0, len(bidx), batch_size):
+                pos = np.arange(b0, min(b0 + batch_size, len(bidx)))
+                idx = bidx[pos]
+                values = np.asarray(found.values)[pos]
+                t += 1
+                Xb = X64[idx]
+                total += float(values.sum())
+                eta = 1.0 / (lam * (t + 1.0))
+                V *= 1.0 - eta * lam
+                act = np.flatnonzero(values > 0)
+                if act.size:
+                    D = np.zeros((len(idx), M))
+                    for k in act.tolist():
+                        c = 1.0 / found.losses[pos[k]]
+                        D[k, found.labels[pos[k]]] += c
+                        D[k, Y[idx[k]]] -= c
+                    G = np.asarray(Xb.T @ D).T * s[:, None]
+                    V -= (eta / len(idx)) * G
+                rho_t = 2.0 / (t + 1.0)
+                Vbar *= 1.0 - rho_t
+                Vbar += rho_t * V
         objectives.append(0.5 * float(np.sum(V * V)) + C * total)
     return Vbar, objectives

@@ -18,6 +18,7 @@ from bicrit.datasets import synthetic_hierarchy
 from bicrit.errors import IncompatibleError, InvalidInputError, InvalidParameterError
 from bicrit.hierarchy import Hierarchy
 from bicrit.hierarchy.estimator import HierarchicalSVM
+from bicrit.learners import Learner
 from bicrit.structures._inputs import as_csr_tuple
 from bicrit.structures.hierarchy import HierarchyStructure
 from tests.hierarchy.nhsvm3_reference import reference_nhsvm3
@@ -173,6 +174,8 @@ def test_native_matches_the_python_reference_loop(small, batch_size: int, C: flo
         epochs=epochs,
         seed=4,
         order="splitmix",
+        # NHSVM3's SGD infers a block of SGD's block_size instances at its starting weights
+        block_size=int(Learner("sgd").params["block_size"]),
     )
     want = np.sqrt(est.alpha_)[:, None] * Vbar
     assert np.abs(want).max() > 1e-3  # something was learned

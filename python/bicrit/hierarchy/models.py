@@ -161,7 +161,9 @@ class NHSVM3(NHSVM):
     def plan(self, est: Any, training: Training, surrogate: Any, search: Any, w0: Any) -> Any:
         """One phase of ``bicrit._native.Nhsvm3Trainer`` (Pegasos SGD on eq. ``NHSVM3``:
         η_t = 1/(λ(t + 1)), λ = 1/(n·C), subgradient (φ(x, ŷ) − φ(x, y_i))/L(ŷ),
-        t-weighted averaging; GIL released, the batch's inferences on ``n_jobs`` threads)."""
+        t-weighted averaging; GIL released, the inferences of a block of SGD's ``block_size``
+        instances on ``n_jobs`` threads at the block's starting weights, its steps then applied
+        in order, as SGD's)."""
         from bicrit import _native
 
         s, p = training.structure, training.learner.params
@@ -173,6 +175,7 @@ class NHSVM3(NHSVM):
                 training.Y,
                 C=float(p["C"]),
                 batch_size=int(p.get("batch_size", 1)),
+                block_size=int(p.get("block_size", 1)),
                 random_state=int(p["random_state"]),
                 n_jobs=int(p["n_jobs"]),
                 w0=None if w0 is None else np.ascontiguousarray(w0, dtype=np.float64),

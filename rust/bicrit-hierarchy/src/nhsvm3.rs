@@ -18,15 +18,18 @@
 //!
 //! `w ← (1 − η_t λ)·w − (η_t/|B_t|)·Σ_{i ∈ B_t} g_i`, `η_t = 1/(λ·(t + t0))` (t0 = 1 by default),
 //!
-//! every g_i computed at the weights of the batch's start, and the returned model is the
+//! every g_i computed at the weights of its block's start (a block holds `block_size` instances,
+//! cut into steps of `batch_size`; with block_size = batch_size, the batch's start), and the
+//! returned model is the
 //! t-weighted average w̄_t = Σ_τ τ·w_τ / Σ_τ τ (w̄ ← (1 − ρ_t)·w̄ + ρ_t·w with ρ_t = 2/(t + 1)).
 //!
 //! * **Lazy scaling and averaging** as in `bicrit_learners::sgd`: w = s·v, the shrink is O(1),
 //!   an update touches only the entries of the subgradients, and the average is kept by
 //!   [`LazyAverage`]; nothing O(M·d) happens per step.
-//! * **Parallel mini-batches, fixed-order reduction.** A batch's inferences and subgradients run
-//!   in parallel on the [`Context`]'s pool; the subgradients are then added in the batch's
-//!   order, so a fixed `random_state` gives bit-identical weights whatever the number of threads.
+//! * **Parallel blocks, fixed-order reduction** (as `bicrit_learners::sgd`). A block's inferences
+//!   and subgradients run in parallel on the [`Context`]'s pool; its steps are then applied in the
+//!   block's order, so a fixed `random_state` gives bit-identical weights whatever the number of
+//!   threads. (With `block_size` 1 — the default before issue 16 — the pool sat idle.)
 //! * **Instance order**: a seeded shuffle per epoch ([`Rng`], SplitMix64 + Fisher–Yates).
 //! * **Interrupts and errors**: [`Context::check`] runs between batches; on an error or an
 //!   interrupt the state is restored to the end of the previous epoch.
@@ -54,6 +57,9 @@ pub struct Nhsvm3Params {
     pub c: f64,
     /// Instances per step (≥ 1).
     pub batch_size: usize,
+    /// Instances whose inferences run in parallel at the weights of the block's start (≥ 1); the
+    /// block's steps (of `batch_size`, never spanning two blocks) are then applied in order.
+    pub block_size: usize,
     /// Offset of the Pegasos schedule η_t = 1/(λ·(t + t0)) (> 0).
     pub t0: f64,
     /// Seed of the per-epoch instance order.
@@ -62,7 +68,7 @@ pub struct Nhsvm3Params {
 
 impl Default for Nhsvm3Params {
     fn default() -> Self {
-        Nhsvm3Params { c: 1.0, batch_size: 1, t0: 1.0, random_state: 0 }
+        Nhsvm3Params { c: 1.0, batch_size: 1, block_size: 1, t0: 1.0, random_state: 0 }
     }
 }
 
@@ -74,6 +80,9 @@ impl Nhsvm3Params {
         }
         if self.batch_size == 0 {
             return Err(Error::param("batch_size must be at least 1"));
+        }
+        if self.block_size == 0 {
+            return Err(Error::param("block_size must be at least 1"));
         }
         if !(self.t0.is_finite() && self.t0 > 0.0) {
             return Err(Error::param(format!("t0 must be a finite number > 0, got {}", self.t0)));
@@ -290,34 +299,36 @@ impl Nhsvm3Sgd {
         let mut order: Vec<usize> = (0..n).collect();
         self.rng.shuffle(&mut order);
         let (mut total, mut violated, mut eta) = (0.0, 0usize, 0.0);
-        for batch in order.chunks(self.params.batch_size) {
+        for block in order.chunks(self.params.block_size) {
             ctx.check()?;
-            // ℓ_i and g_i at the batch's start, in parallel; results in the batch's order.
+            // ℓ_i and g_i at the block's start, in parallel; results in the block's order.
             let found = {
                 let (v, s) = (&self.v, self.s);
-                ctx.map(batch, |i| loss_and_subgradient(h, data, &labels[i], i, v, s, true))?
+                ctx.map(block, |i| loss_and_subgradient(h, data, &labels[i], i, v, s, true))?
             };
-            self.t += 1;
-            eta = 1.0 / (self.lambda * (self.t as f64 + self.params.t0));
-            // 1 − η_t·λ = (t + t0 − 1)/(t + t0) > 0 for t ≥ 1 and t0 > 0
-            self.s *= 1.0 - eta * self.lambda;
-            let a = -eta / (batch.len() as f64 * self.s);
-            // fixed-order reduction: the batch's subgradients are added in its order
-            for (loss, g) in &found {
-                total += loss;
-                if *loss > 0.0 {
-                    violated += 1;
-                    axpy(&mut self.v, g, a);
-                    self.avg.on_update(g, a);
+            for batch in found.chunks(self.params.batch_size) {
+                self.t += 1;
+                eta = 1.0 / (self.lambda * (self.t as f64 + self.params.t0));
+                // 1 − η_t·λ = (t + t0 − 1)/(t + t0) > 0 for t ≥ 1 and t0 > 0
+                self.s *= 1.0 - eta * self.lambda;
+                let a = -eta / (batch.len() as f64 * self.s);
+                // fixed-order reduction: the batch's subgradients are added in its order
+                for (loss, g) in batch {
+                    total += loss;
+                    if *loss > 0.0 {
+                        violated += 1;
+                        axpy(&mut self.v, g, a);
+                        self.avg.on_update(g, a);
+                    }
                 }
-            }
-            // w̄_t = Σ_τ τ·w_τ / Σ_τ τ: weight t for the iterate after step t
-            self.avg.on_step(self.s, self.t as f64);
-            if self.s < MIN_SCALE {
-                self.avg.on_reset(&self.v);
-                let s = self.s;
-                self.v.iter_mut().for_each(|x| *x *= s);
-                self.s = 1.0;
+                // w̄_t = Σ_τ τ·w_τ / Σ_τ τ: weight t for the iterate after step t
+                self.avg.on_step(self.s, self.t as f64);
+                if self.s < MIN_SCALE {
+                    self.avg.on_reset(&self.v);
+                    let s = self.s;
+                    self.v.iter_mut().for_each(|x| *x *= s);
+                    self.s = 1.0;
+                }
             }
         }
         self.epochs += 1;

@@ -59,11 +59,13 @@ impl Nhsvm3Trainer {
 #[pymethods]
 impl Nhsvm3Trainer {
     /// A training run on `structure` (a single-path hierarchy structure) with `X` a CSR tuple and
-    /// `Y` label node-id sequences (root included). `C` > 0, `batch_size` ≥ 1, `t0` > 0 (η_t =
+    /// `Y` label node-id sequences (root included). `C` > 0, `batch_size` ≥ 1 (instances per
+    /// step), `block_size` ≥ 1 (instances whose inferences run in parallel at the same weights,
+    /// their steps then applied in order; None: `batch_size`), `t0` > 0 (η_t =
     /// 1/(λ(t + t0)), λ = 1/(n·C)), `random_state` ≥ 0, `n_jobs` (None or 1: one thread, −1: all
     /// cores), `w0` starting weights (zeros when None).
     #[new]
-    #[pyo3(signature = (structure, x, y, *, C=1.0, batch_size=1, t0=1.0, random_state=0, n_jobs=None, w0=None))]
+    #[pyo3(signature = (structure, x, y, *, C=1.0, batch_size=1, block_size=None, t0=1.0, random_state=0, n_jobs=None, w0=None))]
     #[allow(non_snake_case, clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -72,6 +74,7 @@ impl Nhsvm3Trainer {
         y: &Bound<'_, PyAny>,
         C: f64,
         batch_size: i64,
+        block_size: Option<i64>,
         t0: f64,
         random_state: i64,
         n_jobs: Option<i64>,
@@ -81,11 +84,20 @@ impl Nhsvm3Trainer {
         if batch_size < 1 {
             return Err(bad(Error::param(format!("batch_size must be an int ≥ 1, got {batch_size}"))));
         }
+        let block_size = block_size.unwrap_or(batch_size);
+        if block_size < 1 {
+            return Err(bad(Error::param(format!("block_size must be an int ≥ 1, got {block_size}"))));
+        }
         if random_state < 0 {
             return Err(bad(Error::param(format!("random_state must be an int ≥ 0, got {random_state}"))));
         }
-        let params =
-            Nhsvm3Params { c: C, batch_size: batch_size as usize, t0, random_state: random_state as u64 };
+        let params = Nhsvm3Params {
+            c: C,
+            batch_size: batch_size as usize,
+            block_size: block_size as usize,
+            t0,
+            random_state: random_state as u64,
+        };
         params.check().map_err(bad)?;
         let n_jobs = n_jobs.unwrap_or(1);
         let pool = Context::pool(n_jobs).map_err(bad)?;

@@ -175,17 +175,21 @@ fn dense_reference(
     for _ in 0..epochs {
         let mut order: Vec<usize> = (0..n).collect();
         rng.shuffle(&mut order);
-        for batch in order.chunks(p.batch_size) {
-            let grads: Vec<Vec<f64>> = batch.iter().map(|&i| brute(s, x, i, &labels[i], &w).1).collect();
-            t += 1.0;
-            let eta = 1.0 / (lambda * (t + p.t0));
-            for (k, wk) in w.iter_mut().enumerate() {
-                let g: f64 = grads.iter().map(|g| g[k]).sum();
-                *wk = (1.0 - eta * lambda) * *wk - eta / batch.len() as f64 * g;
-            }
-            let rho = 2.0 / (t + 1.0);
-            for (b, a) in wbar.iter_mut().zip(&w) {
-                *b = (1.0 - rho) * *b + rho * a;
+        for block in order.chunks(p.block_size) {
+            // every subgradient of a block at the weights of the block's start
+            let block_grads: Vec<Vec<f64>> =
+                block.iter().map(|&i| brute(s, x, i, &labels[i], &w).1).collect();
+            for grads in block_grads.chunks(p.batch_size) {
+                t += 1.0;
+                let eta = 1.0 / (lambda * (t + p.t0));
+                for (k, wk) in w.iter_mut().enumerate() {
+                    let g: f64 = grads.iter().map(|g| g[k]).sum();
+                    *wk = (1.0 - eta * lambda) * *wk - eta / grads.len() as f64 * g;
+                }
+                let rho = 2.0 / (t + 1.0);
+                for (b, a) in wbar.iter_mut().zip(&w) {
+                    *b = (1.0 - rho) * *b + rho * a;
+                }
             }
         }
     }
@@ -195,15 +199,17 @@ fn dense_reference(
 #[test]
 fn lazy_learner_matches_the_dense_reference() {
     let mut rng = R(11);
-    for (layout, batch_size, c) in [
-        (WeightLayout::NodeMajor, 1, 1.0),
-        (WeightLayout::FeatureMajor, 4, 10.0),
-        (WeightLayout::NodeMajor, 7, 0.1),
+    for (layout, batch_size, block_size, c) in [
+        (WeightLayout::NodeMajor, 1, 1, 1.0),
+        (WeightLayout::FeatureMajor, 4, 4, 10.0),
+        (WeightLayout::NodeMajor, 7, 7, 0.1),
+        (WeightLayout::NodeMajor, 1, 8, 1.0),
+        (WeightLayout::FeatureMajor, 3, 8, 10.0),
     ] {
         let d = 5;
         let s = structure(d, layout, false);
         let (x, labels) = data(&mut rng, 30, d, &s);
-        let p = Nhsvm3Params { c, batch_size, t0: 1.0, random_state: 3 };
+        let p = Nhsvm3Params { c, batch_size, block_size, t0: 1.0, random_state: 3 };
         let mut l = Nhsvm3Sgd::new(p.clone(), &s, 30, None).unwrap();
         for _ in 0..4 {
             l.epoch(&s, &x, &labels, &Context::sequential()).unwrap();
@@ -224,7 +230,7 @@ fn objective_decreases_and_threads_do_not_change_the_model() {
     let d = 6;
     let s = structure(d, WeightLayout::NodeMajor, false);
     let (x, labels) = data(&mut rng, 120, d, &s);
-    let p = Nhsvm3Params { c: 5.0, batch_size: 8, t0: 1.0, random_state: 9 };
+    let p = Nhsvm3Params { c: 5.0, batch_size: 2, block_size: 16, t0: 1.0, random_state: 9 };
     let mut a = Nhsvm3Sgd::new(p.clone(), &s, 120, None).unwrap();
     let mut b = a.clone();
     let pool = Context::pool(3).unwrap();
@@ -289,6 +295,7 @@ fn bad_input_is_an_error() {
         Nhsvm3Params { c: 0.0, ..ok.clone() },
         Nhsvm3Params { c: f64::NAN, ..ok.clone() },
         Nhsvm3Params { batch_size: 0, ..ok.clone() },
+        Nhsvm3Params { block_size: 0, ..ok.clone() },
         Nhsvm3Params { t0: -1.0, ..ok.clone() },
     ] {
         assert!(matches!(Nhsvm3Sgd::new(bad, &s, 10, None), Err(Error::InvalidParameter(_))));
