@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-#: History columns that measure wall time (they differ between runs by nature).
-TIME_COLUMNS = ("time",)
+#: History columns that measure time, wall or CPU (they differ between runs by nature).
+TIME_COLUMNS = ("time", "cpu")
 
 _SAMPLE = 48
 
