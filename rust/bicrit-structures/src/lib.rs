@@ -123,6 +123,23 @@ pub trait Structure: Send + Sync {
         Ok(self.joint_feature(data, i, y)?.dot(w))
     }
 
+    /// Adds Σ_j t_j·(φ(x_i, y_j) − φ(x_i, y_i)) over the `answer`'s (label, weight) pairs to
+    /// `add`, entry by entry (indices may repeat), touching only the parts where y_j and y_i
+    /// differ, when the structure can (a chain: the tokens and transitions that differ; late in
+    /// training a handful of a sentence's tokens). `Ok(false)` (the default): the learner builds
+    /// the difference from whole joint feature vectors instead.
+    fn add_feature_difference(
+        &self,
+        data: &Self::Data,
+        i: usize,
+        y_true: &Self::Label,
+        answer: &[(&Self::Label, f64)],
+        add: &mut dyn FnMut(usize, f64),
+    ) -> Result<bool> {
+        let _ = (data, i, y_true, answer, add);
+        Ok(false)
+    }
+
     /// Scores of instance `i` under `w` that every query of one inference can share, such as a
     /// chain's emission scores w·x_t (the costly part of a Viterbi call on NER features).
     /// [`StructureOracle`] computes them once per inference, when first needed, and hands them to

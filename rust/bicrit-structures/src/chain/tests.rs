@@ -458,7 +458,8 @@ fn shared_emissions_and_direct_scores() {
     // The emission scores one inference shares (Structure::shared_scores) give the very answers
     // of the oracle that computes its own (bit-identical), and `score` sums the products of
     // joint_feature(…).dot(w) in the same order (bit-identical), on real-valued weights and
-    // features where the summation order would show.
+    // features where the summation order would show; `score_shared` (from the emissions) agrees
+    // up to that order.
     let mut rng = Rng(0xA076_1D64_78BD_642F);
     let unit = |rng: &mut Rng| (rng.next() >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
     for case in 0..1500 {
@@ -479,6 +480,9 @@ fn shared_emissions_and_direct_scores() {
         );
         let shared = chain.shared_scores(&w, &data, i).unwrap().unwrap();
         assert_eq!(shared.len(), t * s);
+        // from the shared emissions: the same score up to the order of the sums
+        let fast = chain.score_shared(&w, &data, i, &y, Some(&shared)).unwrap();
+        assert!((fast - direct).abs() <= 1e-12 * (1.0 + direct.abs()), "case {case}: {fast} vs {direct}");
         let (primary, secondary) = random_objective(&mut rng);
         let ban = if rng.below(2) == 0 { vec![y.clone()] } else { Vec::new() };
         let q = TermQuery { primary, secondary, ban: &ban, k: 1 + rng.below(3), cone: None };
@@ -501,4 +505,44 @@ fn shared_emissions_and_direct_scores() {
     let mut w = vec![0.0; c.size_joint_feature()];
     w[0] = f64::NAN;
     assert!(c.shared_scores(&w, &data, 0).unwrap_err().to_string().contains("non-finite"));
+}
+
+#[test]
+fn feature_difference_equals_the_difference_of_joint_features() {
+    // Σ_j t_j (φ(y_j) − φ(y_i)) from the differing parts only equals the difference of the whole
+    // joint feature vectors (as dense vectors), for one or two labels with any weights.
+    let mut rng = Rng(0xE703_7ED1_A0B4_28DB);
+    for case in 0..1000 {
+        let d = 1 + rng.below(4);
+        let chain = random_chain(&mut rng, d);
+        let s = chain.n_states();
+        let data = random_data(&mut rng, d, 6);
+        let i = rng.below(data.n_sequences());
+        let t = data.len_of(i);
+        let label = |rng: &mut Rng| (0..t).map(|_| rng.below(s)).collect::<Vec<usize>>();
+        let gold = label(&mut rng);
+        let ys: Vec<Vec<usize>> = (0..1 + rng.below(2)).map(|_| label(&mut rng)).collect();
+        let weights = [0.25 + 0.5 * rng.below(2) as f64, 0.3];
+        let answer: Vec<(&Vec<usize>, f64)> = ys.iter().zip(weights).collect();
+        let dim = chain.size_joint_feature();
+        let mut got = vec![0.0; dim];
+        let mut add = |j: usize, v: f64| got[j] += v;
+        assert!(chain.add_feature_difference(&data, i, &gold, &answer, &mut add).unwrap());
+        let mut want = vec![0.0; dim];
+        let g = chain.joint_feature(&data, i, &gold).unwrap();
+        for &(y, w) in &answer {
+            chain.joint_feature(&data, i, y).unwrap().add_to(&mut want, w);
+            g.add_to(&mut want, -w);
+        }
+        for j in 0..dim {
+            assert!((got[j] - want[j]).abs() < 1e-12, "case {case}: entry {j}: {} vs {}", got[j], want[j]);
+        }
+    }
+    // labels of the wrong length are refused
+    let x = CsrMatrix::from_dense(&[vec![1.0], vec![1.0]], 1).unwrap();
+    let data = ChainData::single(x).unwrap();
+    let c = Chain::new(2, 1, &[0], ChainLoss::Hamming).unwrap();
+    let bad = vec![0];
+    let e = c.add_feature_difference(&data, 0, &vec![0, 1], &[(&bad, 1.0)], &mut |_, _| {}).unwrap_err();
+    assert!(e.to_string().contains("length"), "{e}");
 }
