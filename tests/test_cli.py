@@ -267,7 +267,7 @@ def test_real_ctrl_c_stops_the_whole_default_train(tmp_path) -> None:
 
     env = {**os.environ, "BICRIT_DATA": str(tmp_path / "none")}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "bicrit.cli", "train", "--epochs", "100000"],
+        [sys.executable, "-m", "bicrit.cli", "train", "--epochs", "100000", "--tune"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -278,8 +278,9 @@ def test_real_ctrl_c_stops_the_whole_default_train(tmp_path) -> None:
     assert proc.stdout is not None
     first = proc.stdout.readline()  # the fits start right after this line
     assert first.startswith("train: emotions (bundled)")
-    # early: the default fits on the bundled set take well under a second on an idle machine
-    # (BCFW and the stability stop), so a later signal can find the command finished
+    # early, and with --tune (a path of fits per surrogate): the default fits on the bundled set
+    # take well under a second on an idle machine (BCFW and the stability stop), so a later
+    # signal could find the fits finished and land in the evaluation
     time.sleep(0.15)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)

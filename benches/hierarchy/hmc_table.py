@@ -14,9 +14,9 @@ from pathlib import Path
 
 import polars as pl
 
-from bicrit.reproduce.hmc import MODELS, OTHERS, PUBLISHED, SETS, summary
+from bicrit.reproduce.hmc import MODELS, OTHERS, OURS, PUBLISHED, SETS, summary
 
-COLUMNS = ("prior", "logistic", *MODELS)
+COLUMNS = ("prior", "logistic", *OURS)
 
 
 def _md(df: pl.DataFrame) -> str:
@@ -32,7 +32,7 @@ def _criteria(per_seed: pl.DataFrame) -> str:
     lines, beats, close, n = [], 0, 0, 0
     for name in per_seed["set"].unique(maintain_order=True).to_list():
         d = per_seed.filter(pl.col("set") == name)
-        ours = d.filter(pl.col("method").is_in(MODELS))
+        ours = d.filter(pl.col("method").is_in(OURS))
         if ours.is_empty():
             lines.append(f"- {name}: no bicrit model run")
             continue

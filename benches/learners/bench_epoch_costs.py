@@ -1,5 +1,6 @@
 """What one training epoch costs, per structure (issue 16): slack against margin rescaling with
-the default search (BCFW, the same epochs, one run), calls per inference early and late,
+the default search (``search="auto"``: ``bicrit.learners.auto.auto_search``; BCFW, the same
+epochs, one run), calls per inference early and late,
 ``n_jobs`` 1 → 2, and the epoch as a multiple of a measured lower bound — one pass over the
 data with one plain decode per instance (Viterbi, tree DP, enumeration: the structure's
 ``batch_predict`` at the trained weights, ``n_jobs=1``).
@@ -7,9 +8,14 @@ data with one plain decode per instance (Viterbi, tree DP, enumeration: the stru
 Data are prepared by each estimator's defaults (``MultiLabelSVM``: scaling, ``edges="auto"``;
 ``SequenceSVM``: its featurizer) and trained by the native ``Trainer`` epoch by epoch (BCFW,
 C = the estimator's default, ``tol = 0``: no early stop). Configurations run one after the
-other; on a shared machine compare the CPU column and the ratios.
+other; on a shared machine compare the CPU column and the ratios. ``--ratio-only`` measures
+margin and slack alone (no ``n_jobs`` or lower-bound runs), ``--rounds`` times each,
+interleaved, and reports the median per-epoch CPU of each configuration; ``--slack-searches``
+adds other searches for slack beside the default (e.g. ``convex-hull``), in the same rounds.
 
     python benches/learners/bench_epoch_costs.py [--sets yeast,conll2002/esp] [--epochs 6]
+    python benches/learners/bench_epoch_costs.py --sets yeast --ratio-only --rounds 3 \
+        --slack-searches convex-hull
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ def run(
     n_jobs: int,
     epochs: int,
     block_size: int = 1,
+    search: str | None = None,
 ):
     from bicrit.learners import Learner
     from bicrit.learners.fit import Training
@@ -48,7 +55,7 @@ def run(
     Xn, Yn = structure.native_inputs(X, Y)
     params = {"C": C, "random_state": 0, "n_jobs": n_jobs, "tol": 0.0, "block_size": block_size}
     trainer = Training(structure, Xn, Yn, Learner("bcfw", **params)).runner(
-        surrogate, "convex-hull"
+        surrogate, search or default_search(structure, surrogate)
     )
     rows = []
     for _ in range(epochs):
@@ -62,6 +69,42 @@ def run(
             }
         )
     return rows, trainer.weights(True)
+
+
+def default_search(structure: Any, surrogate: str) -> str:
+    """What ``search="auto"`` runs for ``surrogate`` on ``structure``."""
+    from bicrit import surrogate as make
+    from bicrit.learners.auto import auto_search
+
+    return auto_search(make(surrogate), structure)
+
+
+def ratio_only(name: str, structure: Any, X: Any, Y: Any, C: float, a: Any) -> dict[str, Any]:
+    """Margin and slack (default search, plus ``--slack-searches``), ``--rounds`` interleaved
+    runs of ``--epochs`` epochs each; per configuration the median over rounds of the mean
+    per-epoch CPU, and the late calls per inference (identical across rounds: deterministic)."""
+    import statistics
+
+    extra = [x for x in (a.slack_searches or "").split(",") if x]
+    confs = [("margin", None), ("slack", None)] + [("slack", x) for x in extra]
+    cpu: dict[str, list[float]] = {}
+    out: dict[str, Any] = {"data": name, "C": C, "epochs": a.epochs, "rounds": a.rounds}
+    for _ in range(a.rounds):
+        for surrogate, search in confs:
+            key = f"{surrogate}:{search or 'default'}"
+            rows, _ = run(structure, X, Y, C, surrogate, 1, a.epochs, search=search)
+            cpu.setdefault(key, []).append(sum(r["cpu"] for r in rows) / a.epochs)
+            out[key] = {
+                "search": search or default_search(structure, surrogate),
+                "cpi": [round(r["cpi"], 4) for r in rows],
+                "late_cpi": sum(r["cpi"] for r in rows[-a.late :]) / a.late,
+            }
+    for key, v in cpu.items():
+        out[key]["cpu_per_epoch"] = statistics.median(v)
+        out[key]["cpu_rounds"] = v
+    m = out["margin:default"]["cpu_per_epoch"]
+    out["summary"] = {k: round(out[k]["cpu_per_epoch"] / m, 3) for k in cpu}
+    return out
 
 
 def lower_bound(structure: Any, X: Any, w: Any, repeats: int = 3) -> float:
@@ -84,9 +127,15 @@ def main() -> int:
         default=16,
         help="BCFW's parallel mini-batch (block_size) also measured at n_jobs 1 and 2 (margin)",
     )
+    p.add_argument("--ratio-only", action="store_true", help="margin and slack only, n_jobs=1")
+    p.add_argument("--rounds", type=int, default=1, help="interleaved rounds (--ratio-only)")
+    p.add_argument("--slack-searches", default="", help="more searches for slack (--ratio-only)")
     a = p.parse_args()
     for name in a.sets.split(","):
         structure, X, Y, C = prepared(name)
+        if a.ratio_only:
+            print(json.dumps(ratio_only(name, structure, X, Y, C, a)), flush=True)
+            continue
         out: dict[str, Any] = {"data": name, "C": C, "epochs": a.epochs}
         for surrogate in ("margin", "slack"):
             for n_jobs in (1, 2):

@@ -2,6 +2,7 @@
 ``rust/bicrit-py/src``. Private: use the public API. CI checks them against the compiled module
 (``python -m mypy.stubtest bicrit._native``)."""
 
+from collections.abc import Mapping
 from typing import Any, Self, final
 
 import numpy as np
@@ -48,6 +49,7 @@ __all__ = [
     "multilabel_chow_liu",
     "multilabel_label_counts",
     "multilabel_structure",
+    "platt_fit",
     "python_structure",
     "run_search",
     "scores_decode",
@@ -490,6 +492,12 @@ def catalog() -> dict[str, list[dict[str, Any]]]:
 def surrogate_capabilities(surrogate: Any) -> dict[str, Any]:
     """The capabilities of any surrogate object, computed as for the built-ins."""
 
+def auto_search(
+    structure: str, surrogate: Any, capabilities: Mapping[str, Any], integral: bool = False
+) -> str:
+    """The search ``search="auto"`` runs for ``surrogate`` on the structure ``structure`` whose
+    oracle answers ``capabilities`` (the one place the choice is made)."""
+
 # --- hierarchy graph (rust/bicrit-py/src/hierarchy.rs) ------------------------------------------
 
 @final
@@ -514,6 +522,12 @@ class HierarchyGraph:
     def parent_csr(self) -> tuple[np.ndarray, np.ndarray]: ...
     def child_csr(self) -> tuple[np.ndarray, np.ndarray]: ...
     def ancestor_csr(self) -> tuple[np.ndarray, np.ndarray]: ...
+    def closures(self, sets: list[np.ndarray], include_root: bool) -> list[np.ndarray]: ...
+
+def platt_fit(
+    scores: np.ndarray, labels: np.ndarray, weights: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Platt's (a, b) of every column of scores (instances × nodes), in parallel."""
 
 # --- score-level structures (rust/bicrit-py/src/scores.rs) ----------------------------------
 
@@ -524,9 +538,10 @@ def scores_loss(
     options: dict[str, Any],
     surrogate: Any,
     search: SearchSpec | None = None,
-    prefer_frontier: bool = True,
+    gradient: bool = False,
 ) -> dict[str, Any]:
-    """The structured loss of every example of a batch of score arrays (bicrit.scores)."""
+    """The structured loss of every example of a batch of score arrays (bicrit.scores), with
+    the gradient of their sum (flat, in the arrays' order) when ``gradient``."""
 
 def scores_decode(
     kind: str, arrays: dict[str, Any], options: dict[str, Any], k: int | None = None

@@ -14,7 +14,7 @@ import inspect
 import os
 import sys
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -171,21 +171,30 @@ def _load(name: str | None, split: str | None) -> tuple[Any, str]:
     named dataset (``None``: the whole dataset of a named set without splits)."""
     from bicrit import datasets
 
-    if name is None or name.lower() in ("emotions-bundled", "bundled"):
+    if _bundled(name):
         return datasets.load_bundled(split or "train"), f"{BUNDLED}, {split or 'train'}"
+    assert name is not None  # the bundled set when there is no name
     path = Path(name)
     if path.is_file():
         return _read_file(path), str(path)
     if _looks_like_path(name) and name not in datasets.names():
         raise CliError(f"no such file: {name}")
-    if name.lower() == "emotions" and datasets.find_data_root() is None:
-        return datasets.load_bundled(split or "train"), f"{BUNDLED}, {split or 'train'}"
     spec = datasets.spec(name)
     split = split or _default_split(spec)
     options: dict[str, Any] = {}
     if spec.task.startswith("hierarch"):  # Clus HMC: missing features filled with train means
         options["impute"] = "mean"
     return datasets.load(name, split, **options), f"{name}, {split}"
+
+
+def _bundled(name: str | None) -> bool:
+    """Whether ``name`` means the bundled set: none, ``bundled``, ``emotions-bundled``, or
+    ``emotions`` when there is no data root."""
+    from bicrit import datasets
+
+    if name is None or name.lower() in ("emotions-bundled", "bundled"):
+        return True
+    return name.lower() == "emotions" and datasets.find_data_root() is None
 
 
 def _default_split(spec: Any) -> str:
@@ -242,8 +251,9 @@ def _check_disjoint(name: str | None, train_split: str | None, test_split: str) 
     ``test`` files of nltk_dependency_treebank): nothing called "test" was trained on."""
     from bicrit import datasets
 
-    if name is None or name.lower() in ("bundled", "emotions-bundled"):
+    if _bundled(name):
         return
+    assert name is not None
     spec = datasets.spec(name)
     train = spec.resolve_split(train_split or _default_split(spec))
     test = spec.resolve_split(test_split)
@@ -261,10 +271,9 @@ def _official_test(name: str | None) -> str | None:
     None if it has none."""
     from bicrit import datasets
 
-    if name is None or name.lower() in ("bundled", "emotions-bundled"):
+    if _bundled(name):
         return "test"
-    if name.lower() == "emotions" and datasets.find_data_root() is None:
-        return "test"
+    assert name is not None
     splits = datasets.spec(name).splits
     return next((s for s in ("test", "testb") if s in splits), None)
 
@@ -396,38 +405,36 @@ def _cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_evaluate(args: argparse.Namespace) -> int:
+def _model_and_data(args: argparse.Namespace) -> tuple[Any, Any, str]:
+    """The saved model, the first ``--limit`` items of the dataset split it is applied to, and
+    a description of them; a dataset of another task than the model's is refused."""
     import bicrit
 
     est = bicrit.load(args.model)
     data, desc = _load(args.dataset, args.split)
     data = _head(data, args.limit)
-    _check_task(est, data, args.dataset)
+    dtype = getattr(est, "dataset_type", None)
+    if dtype is not None and not isinstance(data, dtype):
+        raise CliError(
+            f"the model is a {type(est).__name__}, which takes a {dtype.__name__}; "
+            f"{args.dataset} is a {type(data).__name__}"
+        )
+    return est, data, desc
+
+
+def _cmd_evaluate(args: argparse.Namespace) -> int:
+    est, data, desc = _model_and_data(args)
     report = est.report(data)
     print(f"{type(est).__name__} ({args.model}) on {desc} ({len(data)})")
     _print_table(["value"], [(label, [v]) for label, v in _metric_rows(est, report)])
     return 0
 
 
-def _check_task(est: Any, data: Any, name: str) -> None:
-    dtype = getattr(est, "dataset_type", None)
-    if dtype is not None and not isinstance(data, dtype):
-        raise CliError(
-            f"the model is a {type(est).__name__}, which takes a {dtype.__name__}; "
-            f"{name} is a {type(data).__name__}"
-        )
-
-
 def _cmd_predict(args: argparse.Namespace) -> int:
     import json
 
-    import bicrit
-
     out = check_writable(args.output)
-    est = bicrit.load(args.model)
-    data, desc = _load(args.dataset, args.split)
-    data = _head(data, args.limit)
-    _check_task(est, data, args.dataset)
+    est, data, desc = _model_and_data(args)
     records = est.prediction_records(data)  # every prediction before the file is touched
     lines = (
         json.dumps({"index": i, **data.context(i), **r}, ensure_ascii=False) + "\n"
@@ -445,31 +452,25 @@ def _cmd_predict(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------- parser
 
 
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {v}")
-    return v
+def _number(kind: Callable[[str], Any], ok: Callable[[Any], bool], what: str) -> Any:
+    """An argparse type: ``kind(text)`` when ``ok`` accepts it, else the error "expected
+    ``what``"."""
+
+    def parse(text: str) -> Any:
+        try:
+            v = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if not ok(v):
+            raise argparse.ArgumentTypeError(f"expected {what}, got {v}")
+        return v
+
+    return parse
 
 
-def _positive_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}") from None
-    if not v > 0:
-        raise argparse.ArgumentTypeError(f"expected a number > 0, got {v}")
-    return v
-
-
-def _fraction(text: str) -> float:
-    v = _positive_float(text)
-    if not v < 1:
-        raise argparse.ArgumentTypeError(f"expected a fraction in (0, 1), got {v}")
-    return v
+_positive_int = _number(int, lambda v: v >= 1, "a positive integer")
+_positive_float = _number(float, lambda v: v > 0, "a number > 0")
+_fraction = _number(float, lambda v: 0 < v < 1, "a fraction in (0, 1)")
 
 
 def _learner_names() -> list[str]:
@@ -536,16 +537,21 @@ def _add_train(sub: Any) -> None:
     p.set_defaults(func=_cmd_train)
 
 
+def _add_model_and_data(p: Any) -> None:
+    """The arguments of the commands that apply a saved model to a dataset."""
+    p.add_argument("model", metavar="MODEL", help="a model file written by train --save")
+    p.add_argument("dataset", metavar="DATASET", help=DATASET_HELP)
+    p.add_argument("--split", default="test", help="split (default: test)")
+    p.add_argument("--limit", type=_positive_int, default=None, help="first N items")
+
+
 def _add_evaluate(sub: Any) -> None:
     p = sub.add_parser(
         "evaluate",
         help="evaluate a saved model on a dataset",
         description="Print the task's metrics of a saved model on a dataset split.",
     )
-    p.add_argument("model", metavar="MODEL", help="a model file written by train --save")
-    p.add_argument("dataset", metavar="DATASET", help=DATASET_HELP)
-    p.add_argument("--split", default="test", help="split (default: test)")
-    p.add_argument("--limit", type=_positive_int, default=None, help="first N items")
+    _add_model_and_data(p)
     p.set_defaults(func=_cmd_evaluate)
 
 
@@ -559,10 +565,7 @@ def _add_predict(sub: Any) -> None:
         '{"heads" (0 = root), "deprels"}; hierarchies {"nodes", "names"}. The file is written '
         "only once every prediction is made (an existing file is replaced whole or kept).",
     )
-    p.add_argument("model", metavar="MODEL", help="a model file written by train --save")
-    p.add_argument("dataset", metavar="DATASET", help=DATASET_HELP)
-    p.add_argument("--split", default="test", help="split (default: test)")
-    p.add_argument("--limit", type=_positive_int, default=None, help="first N items")
+    _add_model_and_data(p)
     p.add_argument("--output", "-o", required=True, metavar="FILE", help="output file (.jsonl)")
     p.set_defaults(func=_cmd_predict)
 

@@ -8,6 +8,9 @@ panic surfaces as :class:`NativePanic`, never as a crash.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 __all__ = [
     "BicritError",
     "BrokenPluginWarning",
@@ -93,3 +96,21 @@ class DataFormatError(InvalidInputError):
 
 class BrokenPluginWarning(UserWarning):
     """A plugin package failed to load and was skipped; the others still load."""
+
+
+def check_choice(name: str, value: Any, choices: Iterable[Any]) -> None:
+    """Raises :class:`InvalidParameterError` unless the parameter ``name`` is one of
+    ``choices``."""
+    options = tuple(choices)
+    if value not in options:
+        *first, last = map(repr, options)
+        listed = f"{'one of ' if len(first) > 1 else ''}{', '.join(first)} or {last}"
+        raise InvalidParameterError(f"{name} must be {listed if first else last}, got {value!r}")
+
+
+def check_flag(name: str, value: Any) -> None:
+    """Raises :class:`InvalidParameterError` unless the parameter ``name`` is a boolean."""
+    import numpy as np
+
+    if not isinstance(value, bool | np.bool_):
+        raise InvalidParameterError(f"{name} must be True or False, got {value!r}")

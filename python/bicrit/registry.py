@@ -44,6 +44,7 @@ __all__ = [
     "get",
     "names",
     "reload",
+    "resolve",
 ]
 
 #: The three kinds of contribution, in the order of the design's families.
@@ -178,6 +179,17 @@ class Registrar:
     ) -> None:
         """Registers a search; ``factory(**options)`` returns a search object."""
         self._add("search", name, factory, description, capabilities)
+
+    def add_native(self, kind: str, factory: Callable[[str], Callable[..., Any]]) -> None:
+        """Registers the built-ins of ``kind`` as the native catalog describes them
+        (:func:`bicrit._native.catalog`); ``factory(name)`` is the factory of each."""
+        from bicrit import _native
+
+        for entry in _native.catalog()[kind]:
+            note = f" ({entry['note']})" if entry.get("note") else ""
+            description = entry["description"] + note
+            capabilities = dict(entry["capabilities"])
+            self._add(kind, entry["name"], factory(entry["name"]), description, capabilities)
 
 
 class _State:
@@ -321,6 +333,16 @@ def get(kind: str, name: str) -> Contribution:
 def create(kind: str, name: str, **params: Any) -> Any:
     """Looks up ``name`` and instantiates it with ``params``."""
     return get(kind, name).create(**params)
+
+
+def resolve(kind: str, piece: Any) -> Any:
+    """A piece given by registry name or ``(name, params)``, built through the registry (plugins
+    included); objects are returned unchanged."""
+    if isinstance(piece, str):
+        return create(kind, piece)
+    if isinstance(piece, tuple) and len(piece) == 2 and isinstance(piece[0], str):
+        return create(kind, piece[0], **dict(piece[1] or {}))
+    return piece
 
 
 def clashes(kind: str | None = None) -> list[Clash]:

@@ -26,8 +26,9 @@ head with a wrong relation); multilabel Hamming; multiclass 0-1; hierarchy its s
 Which value the loss is (``search``):
 
 * ``"auto"`` (default): the exact maximum of ψ over the integral labels — one loss-augmented call
-  for margin rescaling; otherwise the convex hull search with ban lists (exact integral; about
-  2-3 oracle calls on chains), or the one-call frontier search on multiclass. On chains with the
+  for margin rescaling; the one-call frontier search where the frontier costs one pass over the
+  labels (multiclass, multi-label with exact inference); otherwise the convex hull search with
+  ban lists (exact integral; about 2-3 oracle calls on chains). On chains with the
   Hamming loss ``search="frontier"`` gives the same value in one frontier DP, O(T²S²) instead of
   the Viterbi's O(T·S²): faster only for very short sequences (``benches/torch``). Relaxed
   multi-label inference (L > 16) has no ban list: there it is the maximum over the local
@@ -43,7 +44,7 @@ is the indicator of the score entries label y uses, m the margin, and the ŷ_j t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -107,12 +108,6 @@ class LossResult:
     method: str
     calls: np.ndarray
     upper_bound: np.ndarray = field(repr=False)
-
-
-def prefer_frontier(kind: str) -> bool:
-    """Whether ``search="auto"`` picks the frontier search where it is exact: on multiclass (one
-    pass over K classes), not on chains (one O(T²S²) DP against 2-3 O(T·S²) Viterbi calls)."""
-    return kind != "chain"
 
 
 @lru_cache(maxsize=64)
@@ -261,9 +256,9 @@ def loss(
         opts,
         _surrogate(surrogate),
         _spec(search, search_options),
-        prefer_frontier(kind),
+        gradient=True,
     )
-    return _result(kind, arrays, opts, out)
+    return _result(kind, arrays, out)
 
 
 _LABEL_KEYS = {
@@ -275,145 +270,16 @@ _LABEL_KEYS = {
 }
 
 
-def _result(
-    kind: str, arrays: dict[str, np.ndarray], opts: dict[str, Any], out: dict[str, Any]
-) -> LossResult:
+def _result(kind: str, arrays: dict[str, np.ndarray], out: dict[str, Any]) -> LossResult:
     labels = {k: out[k] for k in _LABEL_KEYS[kind] if k in out}
     answer = Answer(labels, out["weights"], out["points"], np.asarray(out["is_gold"], dtype=bool))
-    c = out["coef"][:, None] * out["weights"]  # [B, 2]: ∂ψ/∂m · weight of each answer label
-    grad = _GRADS[kind](arrays, opts, labels, out["gold"], c, out["coef"])
+    # the native gradient of the summed loss, flat in the order of the score arrays
+    sizes = np.cumsum([a.size for a in arrays.values()])[:-1]
+    parts = np.split(out["grad"], sizes)
+    grad = {n: g.reshape(a.shape) for (n, a), g in zip(arrays.items(), parts, strict=True)}
     return LossResult(
         out["loss"], answer, grad, out["coef"], out["method"], out["calls"], out["upper_bound"]
     )
-
-
-def _chain_grad(
-    arrays: dict[str, np.ndarray],
-    opts: dict[str, Any],
-    labels: dict[str, Any],
-    gold: Any,
-    c: np.ndarray,
-    coef: np.ndarray,
-) -> dict[str, np.ndarray]:
-    u = arrays["unary"]
-    b, t, s = u.shape
-    lengths = opts.get("lengths", np.full(b, t, dtype=np.int64))
-    mask = np.arange(t)[None, :] < lengths[:, None]  # [B, T]
-    # paths: the two answer labels with weight c, the gold label with weight −coef
-    paths = np.concatenate([labels["tags"], gold["tags"]], axis=1)  # [B, 3, T]
-    wts = np.concatenate([c, -coef[:, None]], axis=1)  # [B, 3]
-    bi = np.broadcast_to(np.arange(b)[:, None, None], paths.shape)
-    ti = np.broadcast_to(np.arange(t)[None, None, :], paths.shape)
-    wm = wts[:, :, None] * mask[:, None, :]
-    grad = {"unary": np.zeros_like(u)}
-    np.add.at(grad["unary"], (bi, ti, paths), wm)
-    tr = arrays["transitions"]
-    g_tr = np.zeros_like(tr)
-    if t > 1:
-        step = wm[:, :, 1:]  # moves into t = 1..T−1
-        p, q = paths[:, :, :-1], paths[:, :, 1:]
-        if tr.ndim == 2:
-            np.add.at(g_tr, (p, q), step)
-        else:
-            np.add.at(g_tr, (bi[:, :, 1:], ti[:, :, :-1], p, q), step)
-    grad["transitions"] = g_tr
-    if "start" in arrays:
-        g = np.zeros(s)
-        np.add.at(g, paths[:, :, 0], wts)
-        grad["start"] = g
-    if "end" in arrays:
-        g = np.zeros(s)
-        last = np.take_along_axis(paths, (lengths - 1)[:, None, None].repeat(3, 1), axis=2)[:, :, 0]
-        np.add.at(g, last, wts)
-        grad["end"] = g
-    return grad
-
-
-def _tree_grad(
-    arrays: dict[str, np.ndarray],
-    opts: dict[str, Any],
-    labels: dict[str, Any],
-    gold: Any,
-    c: np.ndarray,
-    coef: np.ndarray,
-) -> dict[str, np.ndarray]:
-    a = arrays["arcs"]
-    b, n1, _ = a.shape
-    lengths = opts.get("lengths", np.full(b, n1 - 1, dtype=np.int64))
-    mask = np.arange(n1 - 1)[None, :] < lengths[:, None]
-    heads = np.concatenate([labels["heads"], gold["heads"]], axis=1)  # [B, 3, n]
-    wts = np.concatenate([c, -coef[:, None]], axis=1)
-    wm = wts[:, :, None] * mask[:, None, :]
-    bi = np.broadcast_to(np.arange(b)[:, None, None], heads.shape)
-    di = np.broadcast_to(np.arange(1, n1)[None, None, :], heads.shape)
-    heads = np.where(mask[:, None, :], heads, 0)
-    grad = {"arcs": np.zeros_like(a)}
-    np.add.at(grad["arcs"], (bi, heads, di), wm)
-    if "labels" in arrays:
-        rels = np.concatenate([labels["rels"], gold["rels"]], axis=1)
-        rels = np.where(mask[:, None, :], rels, 0)
-        g = np.zeros_like(arrays["labels"])
-        np.add.at(g, (bi, heads, di, rels), wm)
-        grad["labels"] = g
-    return grad
-
-
-def _multilabel_grad(
-    arrays: dict[str, np.ndarray],
-    opts: dict[str, Any],
-    labels: dict[str, Any],
-    gold: Any,
-    c: np.ndarray,
-    coef: np.ndarray,
-) -> dict[str, np.ndarray]:
-    nodes = np.einsum("ba,bal->bl", c, labels["nodes"]) - coef[:, None] * gold["nodes"][:, 0]
-    grad = {"unary": nodes}
-    if "pairwise" in arrays:
-        p = arrays["pairwise"]
-        e = (
-            np.einsum("ba,baes->bes", c, labels["edges"])
-            - coef[:, None, None] * gold["edges"][:, 0]
-        )
-        e = e.reshape(e.shape[0], -1, 2, 2)
-        grad["pairwise"] = e if p.ndim == 4 else e.sum(axis=0)
-    return grad
-
-
-def _multiclass_grad(
-    arrays: dict[str, np.ndarray],
-    opts: dict[str, Any],
-    labels: dict[str, Any],
-    gold: Any,
-    c: np.ndarray,
-    coef: np.ndarray,
-) -> dict[str, np.ndarray]:
-    s = arrays["scores"]
-    g = np.zeros_like(s)
-    rows = np.arange(s.shape[0])
-    np.add.at(g, (rows[:, None].repeat(2, 1), labels["labels"]), c)
-    np.add.at(g, (rows, gold["labels"][:, 0]), -coef)
-    return {"scores": g}
-
-
-def _hierarchy_grad(
-    arrays: dict[str, np.ndarray],
-    opts: dict[str, Any],
-    labels: dict[str, Any],
-    gold: Any,
-    c: np.ndarray,
-    coef: np.ndarray,
-) -> dict[str, np.ndarray]:
-    g = np.einsum("ba,bam->bm", c, labels["nodes"]) - coef[:, None] * gold["nodes"][:, 0]
-    return {"scores": g}
-
-
-_GRADS: dict[str, Callable[..., dict[str, np.ndarray]]] = {
-    "chain": _chain_grad,
-    "tree": _tree_grad,
-    "multilabel": _multilabel_grad,
-    "multiclass": _multiclass_grad,
-    "hierarchy": _hierarchy_grad,
-}
 
 
 def decode(kind: str, scores: Any, **options: Any) -> dict[str, np.ndarray]:

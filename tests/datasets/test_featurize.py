@@ -10,6 +10,8 @@ import sys
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.utils import murmurhash3_32
 
 from bicrit.datasets import SequenceDataset, SequenceFeaturizer, word_shape
@@ -124,3 +126,54 @@ def test_bad_columns_and_parameters():
         SequenceFeaturizer(n_features=0).fit()
     with pytest.raises(InvalidParameterError, match="window"):
         SequenceFeaturizer(window=-1).transform([["a"]])
+
+
+def _reference(f: SequenceFeaturizer, sentences, columns) -> sp.csr_array:
+    """The matrix by definition: every token's :meth:`token_features` strings, hashed by
+    scikit-learn's FeatureHasher (what ``transform`` must equal, bit for bit)."""
+    from sklearn.feature_extraction import FeatureHasher
+
+    feats = []
+    for s, sent in enumerate(sentences):
+        feats.extend(f.token_features(sent, {c: columns[c][s] for c in f.columns}))
+    if not feats:
+        return sp.csr_array((0, f.n_features))
+    hasher = FeatureHasher(
+        n_features=f.n_features, input_type="string", alternate_sign=False, dtype=np.float64
+    )
+    X = sp.csr_array(hasher.transform(feats))
+    X.sum_duplicates()
+    X.sort_indices()
+    return X
+
+
+def _assert_same(a: sp.csr_array, b: sp.csr_array) -> None:
+    assert a.shape == b.shape
+    np.testing.assert_array_equal(a.indptr, b.indptr)
+    np.testing.assert_array_equal(a.indices, b.indices)
+    np.testing.assert_array_equal(a.data, b.data)
+
+
+def test_transform_is_the_hashed_token_features_on_a_corpus(data_dir):
+    from bicrit import datasets
+
+    d = datasets.load("conll2002/ned", "test", root=data_dir)
+    tokens, pos = d.tokens[:400], {"pos": d.columns["pos"][:400]}
+    for f in (SequenceFeaturizer(), SequenceFeaturizer(2**12, 2, 3, columns=("pos",))):
+        _assert_same(f.transform(tokens, pos).X, _reference(f, tokens, pos))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    sentences=st.lists(
+        st.lists(st.text(min_size=1, max_size=5), min_size=1, max_size=6), max_size=5
+    ),
+    window=st.integers(0, 3),
+    affix=st.integers(0, 3),
+    n_features=st.sampled_from([1, 7, 2**10, 2**31 - 1]),
+)
+def test_transform_is_the_hashed_token_features(sentences, window, affix, n_features):
+    # any Unicode tokens, incl. ones that spell the boundary markers (e.g. "<BOS>")
+    f = SequenceFeaturizer(n_features, affix, window, columns=("pos",))
+    pos = {"pos": [[t[::-1] for t in s] for s in sentences]}
+    _assert_same(f.transform(sentences, pos).X, _reference(f, sentences, pos))

@@ -1,7 +1,9 @@
 """Margin rescaling makes exactly one oracle call per inference on every structure (issue 16):
 ψ = h + g is linear, so the λ = 1 answer is exact and the convex hull search makes no
-certificate call (``Surrogate::exact_lambda``). Slack rescaling, whose ψ is not linear, still
-needs more than one on the same fits — the count is the search's, not a constant."""
+certificate call (``Surrogate::exact_lambda``). Slack rescaling, whose ψ is not linear, needs
+more than one with the convex hull search on the same fits — the count is the search's, not a
+constant; where the default search is the one-pass frontier (exact multi-label enumeration,
+multiclass) slack makes exactly one frontier call too."""
 
 from __future__ import annotations
 
@@ -22,7 +24,11 @@ def _check(est_margin, est_slack=None) -> None:
     assert got.size > 0 and np.all(got == 1.0), got
     assert np.all(est_margin.history_["calls_per_inference"].to_numpy() == 1.0)
     if est_slack is not None:
-        assert _calls(est_slack).max() > 1.0
+        h = est_slack.history_
+        if np.all(h["calls_frontier"].to_numpy() == h["calls"].to_numpy()):
+            assert np.all(_calls(est_slack) == 1.0)
+        else:
+            assert _calls(est_slack).max() > 1.0
 
 
 LEARNERS = ["sgd", "bcfw", "cutting-plane"]
@@ -35,10 +41,12 @@ def test_multilabel(emotions, learner, inference):
     kw = {"learner": learner, "inference": inference, "max_epochs": 2, "random_state": 0}
     if inference == "tree":
         kw["edges"] = "tree"
-    _check(
-        MultiLabelSVM(surrogate="margin", **kw).fit(tr),
-        MultiLabelSVM(surrogate="slack", **kw).fit(tr),
-    )
+    slack = MultiLabelSVM(surrogate="slack", **kw).fit(tr)
+    _check(MultiLabelSVM(surrogate="margin", **kw).fit(tr), slack)
+    # the default search is the frontier exactly where enumeration gives it in one pass
+    assert (slack.history_["calls_frontier"].to_numpy() > 0).all() == (inference == "exact")
+    if inference == "exact":
+        _check(slack, MultiLabelSVM(surrogate="slack", search="convex-hull", **kw).fit(tr))
 
 
 @pytest.mark.parametrize("learner", LEARNERS)
@@ -47,8 +55,11 @@ def test_multiclass(iris_scaled, learner):
     kw = {"structure": "multiclass", "learner": learner, "max_epochs": 2, "random_state": 0}
     _check(
         StructuredSVM(surrogate="margin", **kw).fit(X, y),
-        StructuredSVM(surrogate="slack", **kw).fit(X, y),
+        StructuredSVM(surrogate="slack", search="convex-hull", **kw).fit(X, y),
     )
+    slack = StructuredSVM(surrogate="slack", **kw).fit(X, y)
+    h = slack.history_
+    assert np.all(h["calls_frontier"].to_numpy() == h["inferences"].to_numpy())
 
 
 @pytest.mark.parametrize("learner", LEARNERS)

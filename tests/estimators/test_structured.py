@@ -178,7 +178,13 @@ def test_incompatible_pieces_refused_before_any_epoch(iris_scaled):
 def test_frontier_refused_on_a_structure_without_it_before_any_epoch(emotions_scaled):
     X, Y, _, _ = emotions_scaled
     calls: list = []
-    est = StructuredSVM(structure="multilabel", surrogate="probloss", search="frontier")
+    # relaxed multi-label inference (the LP) has no frontier (exact enumeration has one)
+    est = StructuredSVM(
+        structure="multilabel",
+        structure_params={"inference": "relaxed"},
+        surrogate="probloss",
+        search="frontier",
+    )
     with pytest.raises(IncompatibleError, match="frontier"):
         est.fit(X[:20], Y[:20], callback=calls.append)
     assert calls == [] and not hasattr(est, "coef_")

@@ -118,3 +118,19 @@ def test_warm_start_keeps_the_chosen_c(emotions) -> None:
     chosen = est.C_
     est.fit(tr)
     assert chosen == est.C_
+
+
+def test_the_path_and_the_refit_stop_by_the_default_rule(emotions) -> None:
+    """C="auto"'s fits stop as every fit does (the training-probe stability rule): the refit's
+    history has the rule's ``changed`` column and ends on it (three calm epochs) or on the
+    objective, before ``max_epochs``; the path's fits end before it too."""
+    tr, _ = emotions
+    est = MultiLabelSVM(surrogate="margin", C="auto", max_epochs=60, random_state=0).fit(tr)
+    final = est.history_.filter(est.history_["phase"] != "tune")
+    assert "changed" in final.columns and est.n_epochs_ < 60
+    assert (_tune_rows(est)["tune_epochs"] < 60).all()
+    off = MultiLabelSVM(
+        surrogate="margin", C="auto", max_epochs=8, tol=None, n_iter_no_change=None, random_state=0
+    ).fit(tr)
+    assert off.n_epochs_ == 8 and (_tune_rows(off)["tune_epochs"] == 8).all()
+    assert "changed" not in off.history_.columns

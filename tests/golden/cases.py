@@ -128,6 +128,9 @@ def _multilabel(learner: str, surrogate: str) -> Case:
         est = MultiLabelSVM(
             edges="full",
             surrogate=surrogate,
+            # the recording's search: "auto" has picked the one-pass frontier for exact
+            # multi-label inference since issue 16 (convex hull before)
+            search="convex-hull",
             learner=learner,
             C=0.1,
             max_epochs=4,
@@ -151,6 +154,7 @@ def _multiclass(learner: str) -> Case:
         est = StructuredSVM(
             structure="multiclass",
             surrogate="slack",
+            search="convex-hull",  # the recording's (auto: the one-pass frontier since issue 16)
             learner=learner,
             C=0.1,
             max_epochs=4,

@@ -245,3 +245,22 @@ def test_estimators_stop_when_predictions_settle_unless_told_not_to() -> None:
     assert all(c <= 0.01 for c in settled.history_["changed"].to_list()[-3:])
     with pytest.raises(bicrit.errors.InvalidParameterError, match="n_iter_no_change"):
         bicrit.StructuredSVM(n_iter_no_change=0).fit(X, y)
+
+
+def test_default_fits_report_the_task_loss_of_the_stability_probe() -> None:
+    """With the default stopping the training task loss comes from the probe the rule decodes
+    anyway, and the learner's own pass over the whole training set is off; on a set smaller than
+    the probe both are the mean over every training instance, epoch by epoch."""
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    X = (X - X.mean(0)) / X.std(0)
+    kw = {"structure": "multiclass", "learner": "bcfw", "C": 1.0, "random_state": 0}
+    probe = bicrit.StructuredSVM(**kw).fit(X, y)
+    assert probe._trainer.params["task_loss"] is False
+    full = bicrit.StructuredSVM(learner_params={"task_loss": True}, **kw).fit(X, y)
+    assert full._trainer.params["task_loss"] is True
+    assert probe.n_epochs_ == full.n_epochs_
+    np.testing.assert_allclose(
+        probe.history_["task_loss"].to_numpy(), full.history_["task_loss"].to_numpy(), atol=1e-12
+    )

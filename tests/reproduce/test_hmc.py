@@ -177,3 +177,49 @@ def test_summary_arithmetic() -> None:
     assert r["valid's pick"] == "flat 0.180" and r["pick / C-HMCNN"] == f"{0.18 / 0.255:.2f}"
     # at a reduced scale the published numbers do not apply
     assert hmc.summary(pl.DataFrame(rows), scale=0.5).row(0, named=True)["C-HMCNN"] == ""
+
+
+def test_the_mlp_is_selected_on_valid_and_calibrated_on_its_stop_part(data_dir, tmp_path) -> None:
+    """The MLP row (item 4): MLP_GRID's points are scored on valid, the chosen one is the best
+    valid AU(PRC) of either score, and the final model is calibrated on its own early-stopping
+    part; the test labels play no part in the choice."""
+    pytest.importorskip("torch")
+    import bicrit.datasets as datasets
+
+    kw = {"seeds": 1, "scale": 0.1, "models": ("mlp",), "baselines": (), "log": lambda *a: None}
+    a = hmc.run_set("church_FUN", out=tmp_path, **kw)
+    row = a.row(0, named=True)
+    assert row["method"] == "mlp" and row["calibration"] == "stop"
+    va = pl.read_csv(tmp_path / "church_FUN_valid.csv")
+    assert va.height == int(np.prod([len(v) for v in hmc.MLP_GRID.values()]))
+    best = max(va["valid"].max(), va["valid_raw"].max())
+    assert row["valid"] == best
+    assert 0.0 < row["test"] < 1.0
+    if row["score"] == "raw":
+        assert row["test"] == row["test_raw"]
+    # the same choice with the test labels permuted
+    real = datasets.load
+
+    def shuffled(name, split="train", **k):
+        d = real(name, split, **k)
+        if split == "test":
+            perm = np.random.default_rng(0).permutation(len(d.Y))
+            object.__setattr__(d, "Y", [d.Y[i] for i in perm])
+        return d
+
+    import unittest.mock as mock
+
+    with mock.patch.object(datasets, "load", shuffled):
+        b = hmc.run_set("church_FUN", out=tmp_path / "b", **kw)
+    assert b["params"].to_list() == a["params"].to_list()
+    assert b["valid"].to_list() == a["valid"].to_list()
+    # the summary and the table count the MLP among bicrit's models
+    assert "mlp" in hmc.OURS and hmc.summary(a).row(0, named=True)["best"] == "mlp"
+
+
+def test_the_dag_grid_keeps_c_1_only_where_funcat_valid_chose_it() -> None:
+    assert hmc._dag_grid("hsvm") == hmc.GRID_DAG
+    assert 1.0 not in hmc._dag_grid("flat")["C"]
+    for m in ("nhsvm", "ssvm"):
+        assert hmc._dag_grid(m)["C"] == (*hmc.GRID_DAG["C"], 1.0)
+        assert hmc._dag_grid(m)["multilabel_loss"] == hmc.GRID_DAG["multilabel_loss"]

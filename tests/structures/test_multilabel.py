@@ -192,8 +192,9 @@ def test_initialize_dense_and_sparse_and_edge_sets() -> None:
         "kbest": True,
         "cone": True,
         "relaxed": False,
-        "frontier": False,
+        "frontier": True,  # enumeration gives the best label for every Hamming distance
     }
+    assert big.capabilities["frontier"] is False
 
 
 def test_batch_agrees_with_single_calls_on_threads() -> None:

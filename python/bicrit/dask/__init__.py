@@ -134,7 +134,8 @@ def fit(
         stops = []
         if estimator.n_iter_no_change is not None:
             probe = shards.probe(PROBE_SIZE, estimator._probe_seed())
-            stops.append(estimator._stability_on(structure, probe))
+            stop = estimator._stability_on(structure, probe)
+            stops += [] if stop is None else [stop]
         else:
             shards.probe(0, 0)  # the workers release the inputs kept for it
         training = ClusterTraining(

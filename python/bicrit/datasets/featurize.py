@@ -2,9 +2,12 @@
 
 Each token gets string features — identity, lower case, prefixes and suffixes, word shape,
 capitalisation, digit and punctuation flags, the neighbouring words and sentence-boundary
-markers, optional extra columns such as POS tags — hashed into ``n_features`` columns with
-scikit-learn's :class:`~sklearn.feature_extraction.FeatureHasher` (MurmurHash3 with seed 0 on the
-UTF-8 bytes: the same columns on every run, process and machine, unlike Python's ``hash``).
+markers, optional extra columns such as POS tags — hashed into ``n_features`` columns as
+scikit-learn's :class:`~sklearn.feature_extraction.FeatureHasher` hashes them (its
+MurmurHash3 with seed 0 on the UTF-8 bytes, ``alternate_sign=False``: the same columns on every
+run, process and machine, unlike Python's ``hash``). Each distinct string is built and hashed
+once per call (:meth:`SequenceFeaturizer.transform`); :meth:`SequenceFeaturizer.token_features`
+lists the strings of one sentence.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.feature_extraction import FeatureHasher
+from sklearn.utils import murmurhash3_32
 
 from bicrit.datasets.conll import SequenceDataset
 from bicrit.errors import InvalidInputError, InvalidParameterError
@@ -206,8 +209,6 @@ class SequenceFeaturizer:
                     f"extra column {name!r} not given (have: {sorted(columns)})"
                 )
         lengths = np.zeros(len(sentences) + 1, dtype=np.int64)
-        feats: list[list[str]] = []
-        cache: dict[str, list[str]] = {}
         for s, sent in enumerate(sentences):
             if isinstance(sent, str) or len(sent) == 0:
                 what = "is empty" if len(sent) == 0 else "is a string, not a list of tokens"
@@ -215,32 +216,107 @@ class SequenceFeaturizer:
             for t, tok in enumerate(sent):
                 if not isinstance(tok, str) or not tok:
                     raise InvalidInputError(f"token {t} of sentence {s} is {tok!r}")
-            extra = {name: columns[name][s] for name in self.columns}
-            for name, vals in extra.items():
-                if len(vals) != len(sent):
+            for name in self.columns:
+                if len(columns[name][s]) != len(sent):
                     raise InvalidInputError(
-                        f"column {name!r} of sentence {s} has {len(vals)} values "
+                        f"column {name!r} of sentence {s} has {len(columns[name][s])} values "
                         f"for {len(sent)} tokens"
                     )
-            feats.extend(self.token_features(sent, extra, cache))
             lengths[s + 1] = len(sent)
-        hasher = FeatureHasher(
-            n_features=int(self.n_features),
-            input_type="string",
-            alternate_sign=False,
-            dtype=np.float64,
-        )
-        X = (
-            sp.csr_array(hasher.transform(feats))
-            if feats
-            else sp.csr_array((0, int(self.n_features)), dtype=np.float64)
-        )
+        rows, ids, strings = self._feature_ids(sentences, columns, np.cumsum(lengths))
+        n_tokens, d = int(lengths.sum()), int(self.n_features)
+        # each distinct feature string hashed once: FeatureHasher's column (alternate_sign
+        # off), |MurmurHash3(UTF-8, seed 0)| mod n_features, in Python integers (so −2³¹ too)
+        hashed = (abs(murmurhash3_32(f, seed=0)) % d for f in strings)
+        table = np.fromiter(hashed, dtype=np.int64, count=len(strings))
+        cols = table[ids]
+        X = sp.coo_array((np.ones(len(cols)), (rows, cols)), shape=(n_tokens, d)).tocsr()
         X.sum_duplicates()
         X.sort_indices()
         X = sp.csr_array(
             (X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)), shape=X.shape
         )
         return HashedSequences(X, np.cumsum(lengths))
+
+    def _feature_ids(
+        self,
+        sentences: Sequence[Sequence[str]],
+        columns: Mapping[str, Sequence[Sequence[str]]],
+        offsets: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray, list[str]]:
+        """The features of :meth:`token_features` as (token row, string id) pairs into a list
+        of distinct feature strings: a word's own features and its neighbour features are
+        built once per distinct word and laid out over the tokens with array operations, so
+        every string is made and hashed once (the same features as :meth:`token_features`;
+        their order within a token is not kept — the matrix sums and sorts them)."""
+        index: dict[str, int] = {}
+        strings: list[str] = []
+
+        def sid(f: str) -> int:
+            i = index.get(f)
+            if i is None:
+                i = index[f] = len(strings)
+                strings.append(f)
+            return i
+
+        types: dict[str, int] = {}
+        tok = np.fromiter(
+            (types.setdefault(w, len(types)) for sent in sentences for w in sent),
+            dtype=np.int64,
+            count=int(offsets[-1]),
+        )
+        words = list(types)
+        lower = [w.lower() for w in words]
+        n = len(tok)
+        pos = np.arange(n, dtype=np.int64)
+        sent_of = np.repeat(np.arange(len(sentences)), np.diff(offsets))
+        first, last = offsets[:-1][sent_of], offsets[1:][sent_of] - 1  # per token
+        parts_r: list[np.ndarray] = []
+        parts_i: list[np.ndarray] = []
+        # the word's own features: one list of ids per distinct word, gathered per token
+        own = [[sid(f) for f in self._word_features(w)] for w in words]
+        own_len = np.fromiter((len(o) for o in own), dtype=np.int64, count=len(own))
+        own_ids = np.fromiter((i for o in own for i in o), dtype=np.int64)
+        own_start = np.cumsum(own_len) - own_len
+        k = own_len[tok]
+        rows = np.repeat(pos, k)
+        within = np.arange(len(rows)) - np.repeat(np.cumsum(k) - k, k)
+        parts_r.append(rows)
+        parts_i.append(own_ids[np.repeat(own_start[tok], k) + within])
+        # neighbours at ±d: "w-d=<lower word>" or the boundary marker
+        for d in range(1, int(self.window) + 1):
+            for sign, marker in ((-1, BOS), (1, EOS)):
+                ids = np.array([sid(f"w{sign * d:+d}=" + lw) for lw in lower], dtype=np.int64)
+                j = pos + sign * d
+                inside = (j >= first) if sign < 0 else (j <= last)
+                got = np.full(n, sid(f"w{sign * d:+d}=" + marker), dtype=np.int64)
+                got[inside] = ids[tok[j[inside]]]
+                parts_r.append(pos)
+                parts_i.append(got)
+        parts_r += [offsets[:-1], offsets[1:] - 1]
+        parts_i += [np.full(len(sentences), sid("BOS")), np.full(len(sentences), sid("EOS"))]
+        # extra columns at offsets 0, -1, +1
+        for name in self.columns:
+            values: dict[str, int] = {}
+            val = np.fromiter(
+                (values.setdefault(v, len(values)) for vals in columns[name] for v in vals),
+                dtype=np.int64,
+                count=n,
+            )
+            names = list(values)
+            for k_off, label in ((0, name), (-1, f"{name}-1"), (1, f"{name}+1")):
+                ids = np.array([sid(f"{label}={v}") for v in names], dtype=np.int64)
+                if k_off == 0:
+                    got = ids[val]
+                else:
+                    j = pos + k_off
+                    inside = (j >= first) if k_off < 0 else (j <= last)
+                    marker = BOS if k_off < 0 else EOS
+                    got = np.full(n, sid(f"{label}={marker}"), dtype=np.int64)
+                    got[inside] = ids[val[j[inside]]]
+                parts_r.append(pos)
+                parts_i.append(got)
+        return np.concatenate(parts_r), np.concatenate(parts_i), strings
 
     def fit_transform(
         self,

@@ -9,9 +9,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from bicrit import datasets
-from bicrit.errors import InvalidInputError, InvalidParameterError, ModelFormatError
+from bicrit.errors import InvalidInputError, ModelFormatError, check_flag
 from bicrit.estimators import validation
-from bicrit.estimators.scaling import apply_scale, check_saved_scale, learn_scale
+from bicrit.estimators.scaling import apply_scale, learn_scaling, saved_scale, scale_arrays
 from bicrit.estimators.structured import StructuredSVM, _init_params
 
 __all__ = ["MultiLabelSVM"]
@@ -111,8 +111,7 @@ class MultiLabelSVM(StructuredSVM):
 
     def _check_params(self) -> None:
         super()._check_params()
-        if not isinstance(self.scale, bool | np.bool_):
-            raise InvalidParameterError(f"scale must be True or False, got {self.scale!r}")
+        check_flag("scale", self.scale)
 
     def _split(self, X: Any, Y: Any) -> tuple[Any, Any]:
         from bicrit.datasets import MultiLabelDataset
@@ -133,12 +132,10 @@ class MultiLabelSVM(StructuredSVM):
             raise InvalidInputError("Y is required (an (n, K) 0/1 array) unless X is a dataset")
         X = self._as_matrix(X, fitting=True)
         continuing = bool(self.warm_start) and hasattr(self, "coef_")
-        self._moments = None
-        if self.scale and not continuing:
-            shared_moments = (shared or {}).get("features")
-            self._moments, self.scale_mean_, self.scale_std_ = learn_scale(X, shared_moments)
-        elif not self.scale:
-            self.scale_mean_ = self.scale_std_ = None
+        if continuing and self.scale:  # the first fit's scaling is kept
+            self._moments = None
+        else:
+            learn_scaling(self, X, shared)
         return self._transform(X), Y
 
     def _as_matrix(self, X: Any, fitting: bool = False) -> Any:
@@ -166,20 +163,12 @@ class MultiLabelSVM(StructuredSVM):
         }
 
     def _extra_arrays(self) -> dict[str, np.ndarray]:
-        arrays: dict[str, np.ndarray] = {}
-        std = getattr(self, "scale_std_", None)
-        if std is not None:
-            arrays["scale_std"] = std
-            if self.scale_mean_ is not None:
-                arrays["scale_mean"] = self.scale_mean_
-        return arrays
+        return scale_arrays(getattr(self, "scale_mean_", None), getattr(self, "scale_std_", None))
 
     def _import_extra(self, config: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> None:
-        self.scale_std_ = arrays.get("scale_std")
-        self.scale_mean_ = arrays.get("scale_mean")
         self.label_names_ = config.get("label_names")
         d, k = int(self.structure_.n_features), int(self.structure_.n_labels)
-        check_saved_scale(self.scale_mean_, self.scale_std_, d)
+        self.scale_mean_, self.scale_std_ = saved_scale(arrays, d)
         names = self.label_names_
         if names is not None and (
             not isinstance(names, list)

@@ -96,17 +96,12 @@ def require_installed(kind: str, name: str) -> None:
 
 
 def create_piece(kind: str, config: Mapping[str, Any]) -> Any:
-    """Rebuilds a piece through the registry; a missing plugin is a :class:`ModelFormatError`."""
+    """Rebuilds a piece through the registry; a missing plugin is a :class:`ModelFormatError`
+    (:func:`require_installed`)."""
     from bicrit import registry
-    from bicrit.errors import UnknownNameError
 
-    try:
-        return registry.create(kind, config["name"], **dict(config.get("params") or {}))
-    except UnknownNameError as exc:
-        raise ModelFormatError(
-            f"the model needs the {kind} {config['name']!r}, which is not installed "
-            f"(install the plugin that provides it): {exc}"
-        ) from None
+    require_installed(kind, config["name"])
+    return registry.create(kind, config["name"], **dict(config.get("params") or {}))
 
 
 def param_config(name: str, value: Any) -> Any:

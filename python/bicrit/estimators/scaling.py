@@ -8,6 +8,7 @@ by their largest absolute value, which keeps them sparse. A constant column gets
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +17,14 @@ import scipy.sparse as sp
 
 from bicrit.errors import InvalidInputError, ModelFormatError
 
-__all__ = ["FeatureMoments", "apply_scale", "check_saved_scale", "learn_scale"]
+__all__ = [
+    "FeatureMoments",
+    "apply_scale",
+    "learn_scale",
+    "learn_scaling",
+    "saved_scale",
+    "scale_arrays",
+]
 
 
 @dataclass(frozen=True)
@@ -86,9 +94,33 @@ def apply_scale(X: Any, mean: np.ndarray | None, scale: np.ndarray | None) -> An
     return (X - mean) / scale if mean is not None else X / scale
 
 
-def check_saved_scale(mean: Any, scale: Any, n_features: int | None) -> None:
-    """Checks the scaling arrays a model file holds against the width of ``X`` it was fitted
-    on (``n_features``; None: unknown, shapes only), as a one-line ``ModelFormatError``."""
+def learn_scaling(est: Any, X: Any, shared: Mapping[str, Any] | None) -> None:
+    """Sets the scaling of the estimator ``est`` (``scale_mean_``, ``scale_std_`` and the
+    ``_moments`` they come from) learnt from its training features ``X`` — from the moments of
+    all the training data in ``shared`` (:meth:`StructuredSVM._fit_statistics`) when ``X`` is
+    one part of it —; none when its ``scale`` is off."""
+    est._moments = est.scale_mean_ = est.scale_std_ = None
+    if est.scale:
+        est._moments, est.scale_mean_, est.scale_std_ = learn_scale(
+            X, (shared or {}).get("features")
+        )
+
+
+def scale_arrays(mean: Any, scale: Any) -> dict[str, np.ndarray]:
+    """The scaling as a model file's float64 arrays (none when there is no scaling)."""
+    if scale is None:
+        return {}
+    arrays = {"scale_std": np.asarray(scale, dtype=np.float64)}
+    if mean is not None:
+        arrays["scale_mean"] = np.asarray(mean, dtype=np.float64)
+    return arrays
+
+
+def saved_scale(arrays: Mapping[str, Any], n_features: int | None) -> tuple[Any, Any]:
+    """``(mean, scale)`` of a model file's arrays (:func:`scale_arrays`), checked against the
+    width of ``X`` it was fitted on (``n_features``; None: unknown, shapes only), as a one-line
+    ``ModelFormatError``."""
+    mean, scale = arrays.get("scale_mean"), arrays.get("scale_std")
     for name, a in (("scale_mean", mean), ("scale_std", scale)):
         if a is None:
             continue
@@ -97,3 +129,4 @@ def check_saved_scale(mean: Any, scale: Any, n_features: int | None) -> None:
             raise ModelFormatError(f"{name} is {a.dtype} {a.shape}, expected float ({d},)")
     if mean is not None and scale is None:
         raise ModelFormatError("scale_mean without scale_std")
+    return mean, scale

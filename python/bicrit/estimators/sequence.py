@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from bicrit import datasets
-from bicrit.errors import InvalidInputError, InvalidParameterError, ModelFormatError
+from bicrit.errors import InvalidInputError, InvalidParameterError, ModelFormatError, check_choice
 from bicrit.estimators.structured import StructuredSVM, _init_params
 from bicrit.structures.chain import is_iob
 
@@ -38,6 +38,15 @@ def _check_not_raw_tokens(X: Any) -> None:
 def _order_tags(tags: set[str]) -> list[str]:
     """``O`` first, then by entity type, ``B-`` before ``I-`` (as ``SequenceDataset``)."""
     return sorted(tags, key=lambda t: (t != "O", t[2:], t[:2]))
+
+
+def _featurizer_config(featurizer: Any) -> dict[str, Any]:
+    """A featurizer's constructor parameters as JSON (a model file's)."""
+    from bicrit.estimators.pieces import ctor_params
+
+    params = ctor_params(featurizer)
+    params["columns"] = list(params.get("columns", ()))
+    return params
 
 
 class SequenceSVM(StructuredSVM):
@@ -107,8 +116,7 @@ class SequenceSVM(StructuredSVM):
 
     def _check_params(self) -> None:
         super()._check_params()
-        if self.loss not in ("hamming", "segment"):
-            raise InvalidParameterError(f"loss must be 'hamming' or 'segment', got {self.loss!r}")
+        check_choice("loss", self.loss, ("hamming", "segment"))
 
     def _structure_spec(self) -> tuple[Any, dict[str, Any]]:
         params: dict[str, Any] = {"loss": self.loss}
@@ -225,26 +233,15 @@ class SequenceSVM(StructuredSVM):
     # -- model file ----------------------------------------------------------------------------
 
     def _params_config(self) -> dict[str, Any]:
-        from bicrit.estimators.pieces import ctor_params
-
         out = super()._params_config()
-        f = self.featurizer
-        if f is not None:
-            params = ctor_params(f)
-            params["columns"] = list(params.get("columns", ()))
+        if self.featurizer is not None:
+            params = _featurizer_config(self.featurizer)
             out["featurizer"] = {"featurizer": "SequenceFeaturizer", "params": params}
         return out
 
     def _extra_config(self) -> dict[str, Any]:
-        from bicrit.estimators.pieces import ctor_params
-
-        fp = ctor_params(self.featurizer_)
-        fp["columns"] = list(fp.get("columns", ()))
-        return {
-            "tags": self.tags_,
-            "iob": bool(self.iob_),
-            "featurizer_": fp,
-        }
+        fp = _featurizer_config(self.featurizer_)
+        return {"tags": self.tags_, "iob": bool(self.iob_), "featurizer_": fp}
 
     @classmethod
     def _import(cls, config: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> Any:

@@ -23,7 +23,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils._available_if import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from bicrit.errors import InvalidInputError, InvalidParameterError, ModelFormatError
+from bicrit.errors import InvalidInputError, InvalidParameterError, ModelFormatError, check_flag
 from bicrit.estimators import validation
 from bicrit.estimators.pieces import (
     PickledStructure,
@@ -115,7 +115,8 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
     history_ : polars.DataFrame
         One row per epoch: the trainer's statistics (``objective``, ``loss``, ``calls`` and calls
         by kind, ``calls_per_inference``, ``fractional``, ``time`` …, see
-        :mod:`bicrit.learners`), ``task_loss``, the mean training task loss, ``epoch`` (counted
+        :mod:`bicrit.learners`), ``task_loss``, the mean training task loss (of the stopping
+        rule's probe when ``n_iter_no_change`` is set), ``epoch`` (counted
         over the whole fit), ``phase`` and ``surrogate``, the surrogate trained in that epoch
         (``"margin"`` in the ``warmup`` epochs). With ``C="auto"`` also the rows of the
         validation curve (``phase="tune"``).
@@ -196,20 +197,25 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
             return validation.check_matrix(X, self, fitting=False)
         return X
 
-    def _takes_matrix(self) -> bool:
-        """Whether the structure (fitted, or to build) takes feature matrices."""
+    def _structure_kind(self) -> Any:
+        """The fitted structure, else the structure object or registered factory to build (None
+        for an unknown name, which is reported when the structure is built)."""
         fitted = self.__dict__.get("structure_")
         if fitted is not None:
-            return bool(getattr(fitted, "matrix_input", False))
+            return fitted
         spec, _ = self._structure_spec()
         if isinstance(spec, str):
             from bicrit import registry
 
             try:
-                spec = registry.get("structure", spec).factory
-            except Exception:  # an unknown name is reported when the structure is built
-                return False
-        return bool(getattr(spec, "matrix_input", False))
+                return registry.get("structure", spec).factory
+            except Exception:
+                return None
+        return spec
+
+    def _takes_matrix(self) -> bool:
+        """Whether the structure (fitted, or to build) takes feature matrices."""
+        return bool(getattr(self._structure_kind(), "matrix_input", False))
 
     def _score_labels(self, X: Any, Y: Any, P: Any = None) -> Any:
         """The gold labels to score the predictions ``P`` on ``X`` against, in the form
@@ -298,8 +304,7 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
     def _search_spec(self, surrogate: Any, structure: Any) -> Any:
         search = self.search
         if isinstance(search, str) and search == "auto":
-            caps = dict(getattr(structure, "capabilities", {}) or {})
-            search = auto_search(surrogate, caps, self._learner_name(surrogate))
+            search = auto_search(surrogate, structure)
         if isinstance(search, str):
             params = dict(self.search_params or {})
             return (search, params) if params else search
@@ -307,8 +312,7 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
 
     def _check_params(self) -> None:
         validation.check_common(self)
-        if not isinstance(getattr(self, "check_oracle", False), bool):
-            raise InvalidParameterError(f"check_oracle must be a bool, got {self.check_oracle!r}")
+        check_flag("check_oracle", getattr(self, "check_oracle", False))
 
     def _learner_name(self, surrogate: Any, distributed: bool = False) -> str:
         """``learner``, with ``"auto"`` resolved for ``surrogate`` (on a cluster when
@@ -380,10 +384,7 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
             validation.check_scale(X, stacklevel=4)
         if continuing:
             structure = self.structure_
-            if getattr(structure, "classes", None) is not None:
-                Y = _encode_known(structure, Y)
-            else:
-                Y = structure.prepare_labels(Y)
+            Y = structure.known_labels(Y)
         else:
             structure = self._build_structure()
             Y = structure.prepare_labels(Y)
@@ -412,6 +413,12 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
         ``w0`` when given, after the ``history`` rows (C="auto"'s validation curve)."""
         Xn, Yn = structure.native_inputs(X, Y)
         surrogate, search, learner, params = self._pieces(structure)
+        rule = None if self.n_iter_no_change is None else self._stability(structure, X, Y)
+        stops = [] if rule is None else [rule]
+        if stops and "task_loss" not in (self.learner_params or {}):
+            # the rule's probe reports the training task loss (it is decoded after every epoch
+            # anyway): no second pass decoding the whole training set
+            params["task_loss"] = False
         stable = dict(params)
         if self.random_state is None:  # a fresh seed per fit must not prevent continuing
             stable.pop("random_state")
@@ -423,7 +430,6 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
             else None
         )
         training = Training(structure, Xn, Yn, Learner(learner, **params))
-        stops = [] if self.n_iter_no_change is None else [self._stability(structure, X, Y)]
         self._run(training, callback, continuing, key=key, w0=w0, history=history, stops=stops)
         self._set_n_features(Xn)
         return self
@@ -498,9 +504,6 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
             - start
             + (self.fit_time_ if continuing and hasattr(self, "fit_time_") else 0.0)
         )
-        classes = getattr(self.structure_, "classes", None)
-        if classes is not None:
-            self.classes_ = classes
         if result.lost is not None:  # fitted with the finished epochs, then the error
             raise result.lost
         return self
@@ -514,23 +517,28 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
         stats["features"] = getattr(self, "_moments", None)
         return {k: v for k, v in stats.items() if v is not None}
 
-    def _stability(self, structure: Any, X: Any, Y: Any) -> Any:
+    def _stability(self, structure: Any, X: Any, Y: Any) -> Callable[[Any], Any] | None:
         """The default rule that ends a fit once further epochs no longer change the
         predictions (:func:`bicrit.learners.fit.stable_predictions`) on a seeded probe of at
-        most ``PROBE_SIZE`` training instances."""
+        most ``PROBE_SIZE`` training instances; the probe's mean task loss is the history's
+        ``task_loss``."""
         from bicrit.learners.fit import PROBE_SIZE
+        from bicrit.structures.base import take
 
         n = int(validation.n_rows(Y) or 0)  # X may be a tuple, e.g. (hashed features, offsets)
         rng = np.random.default_rng([self._probe_seed(), 11])
         idx = np.sort(rng.choice(n, size=min(n, PROBE_SIZE), replace=False)).tolist()
-        return self._stability_on(structure, [structure.take(X, idx)])
+        return self._stability_on(structure, [structure.take(X, idx)], list(take(Y, idx)))
 
     def _probe_seed(self) -> int:
         return 0 if self.random_state is None else int(self.random_state)
 
-    def _stability_on(self, structure: Any, probes: list[Any]) -> Any:
+    def _stability_on(
+        self, structure: Any, probes: list[Any], gold: list[Any] | None = None
+    ) -> Callable[[Any], Any] | None:
         """The stability rule on ``probes``, parts of the probe in the structure's form (one
-        part here; a fit on several machines gathers one from each partition)."""
+        part here; a fit on several machines gathers one from each partition). With ``gold``,
+        the probe's labels, its mean task loss is the history's ``task_loss``."""
         from bicrit.learners.fit import stable_predictions
 
         def predict(w: np.ndarray) -> list[Any]:
@@ -538,11 +546,22 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
                 p for probe in probes for p in structure.batch_predict(w, probe, n_jobs=self.n_jobs)
             ]
 
-        return stable_predictions(predict, patience=int(self.n_iter_no_change))
+        def task_loss(P: Any) -> float:
+            assert gold is not None
+            return float(np.mean([structure.loss(p, g) for p, g in zip(P, gold, strict=True)]))
+
+        return stable_predictions(
+            predict,
+            patience=int(self.n_iter_no_change),
+            task_loss=None if gold is None else task_loss,
+        )
 
     def _set_coef(self, w: np.ndarray) -> None:
         self._w = w
         self.coef_ = self.structure_.coef(w)
+        classes = getattr(self.structure_, "classes", None)
+        if classes is not None:
+            self.classes_ = classes
 
     def _set_n_features(self, Xn: Any) -> None:
         if isinstance(Xn, tuple) and len(Xn) == 4 and isinstance(Xn[3], int):
@@ -558,13 +577,7 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
 
     def _predict_prepared(self, X: Any) -> Any:
         """Decoded predictions for inputs already in the structure's form."""
-        w = self._weights()
-        native = getattr(self.structure_, "_native", None)
-        if native is not None and hasattr(self.structure_, "_x_many"):
-            P = native.batch_predict(w, self.structure_._x_many(X), self.n_jobs)
-        else:
-            P = self.structure_.batch_predict(w, X, n_jobs=self.n_jobs)
-        return self._decode(P)
+        return self._decode(self.structure_.batch_predict(self._weights(), X, n_jobs=self.n_jobs))
 
     def predict(self, X: Any) -> Any:
         """Integral predictions (the structure's ``batch_predict``; for relaxed multi-label
@@ -578,15 +591,7 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
         return self._predict_prepared(Xp)
 
     def _has_decision_function(self) -> bool:
-        s = self.__dict__.get("structure_")
-        if s is None:
-            spec, _ = self._structure_spec()
-            if isinstance(spec, str):
-                from bicrit import registry
-
-                spec = registry.get("structure", spec).factory
-            s = spec
-        return hasattr(s, "decision_function")
+        return hasattr(self._structure_kind(), "decision_function")
 
     @available_if(_has_decision_function)  # type: ignore[untyped-decorator]  # scikit-learn's
     def decision_function(self, X: Any) -> np.ndarray:
@@ -620,9 +625,10 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
         h = self.history_
         if "phase" in h.columns:
             h = h.filter(h["phase"] != "tune")
-        calls = int(h["calls"].fill_null(0).sum()) if "calls" in h.columns else 0
-        inferences = int(h["inferences"].fill_null(0).sum()) if "inferences" in h.columns else 0
-        frac = int(h["fractional"].fill_null(0).sum()) if "fractional" in h.columns else 0
+        calls, inferences, frac = (
+            int(h[k].fill_null(0).sum()) if k in h.columns else 0
+            for k in ("calls", "inferences", "fractional")
+        )
         return {
             "epochs": self.n_epochs_,
             "fit_time": float(self.fit_time_),
@@ -685,15 +691,9 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
         config = {
             "params": self._params_config(),
             "structure": structure_config(self.structure_),
-            "attributes": {
-                "n_epochs_": self.n_epochs_,
-                "converged_": self.converged_,
-                "interrupted_": self.interrupted_,
-                "search_": self.search_ if isinstance(self.search_, str) else None,
-                "learner_": getattr(self, "learner_", None),
-                "fit_time_": self.fit_time_,
-                "n_features_in_": getattr(self, "n_features_in_", None),
-                "C_": getattr(self, "C_", None),
+            "attributes": {  # a search object without a registry name is not saved
+                name: value if isinstance(value := getattr(self, name, None), types) else None
+                for name, types in _SAVED_ATTRIBUTES.items()
             },
             "history": self._history_rows,
             **self._extra_config(),
@@ -725,9 +725,6 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
                 f"coef has shape {w.shape}, the structure needs ({structure.size_joint_feature},)"
             )
         est._set_coef(w)
-        classes = getattr(structure, "classes", None)
-        if classes is not None:
-            est.classes_ = classes
         for name, value in dict(config.get("attributes") or {}).items():
             if value is not None:
                 setattr(est, name, _saved_attribute(name, value))
@@ -775,17 +772,3 @@ def _saved_attribute(name: str, value: Any) -> Any:
             f"fitted attribute {name!r} is {type(value).__name__} {value!r}, not {names}"
         )
     return value
-
-
-def _encode_known(structure: Any, Y: Any) -> Any:
-    """Labels of a continued fit in the ids of the classes the structure already knows."""
-    classes = structure.classes
-    Y = np.asarray(Y)
-    ids = np.searchsorted(classes, Y)
-    ids = np.clip(ids, 0, len(classes) - 1)
-    unknown = classes[ids] != Y
-    if np.any(unknown):
-        raise InvalidInputError(
-            f"Y holds classes unseen in the first fit: {np.unique(Y[unknown]).tolist()}"
-        )
-    return ids.astype(np.int64)

@@ -12,11 +12,12 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from bicrit.errors import InvalidInputError, InvalidParameterError
+from bicrit.errors import InvalidInputError, InvalidParameterError, check_choice
 from bicrit.learners.fit import FeatureScaleWarning
 
 __all__ = [
     "check_common",
+    "check_counts",
     "check_matrix",
     "check_not_empty",
     "check_scale",
@@ -35,6 +36,15 @@ def _is_number(v: Any) -> bool:
     return not isinstance(v, bool) and isinstance(v, int | float | np.number)
 
 
+def check_counts(est: Any, *names: str, optional: bool = False) -> None:
+    """The parameters ``names`` of ``est`` are ints ≥ 1 (or None when ``optional``)."""
+    for name in names:
+        v = getattr(est, name)
+        if not (v is None and optional) and (not is_count(v) or v < 1):
+            none = " or None" if optional else ""
+            raise InvalidParameterError(f"{name} must be an int ≥ 1{none}, got {v!r}")
+
+
 #: The most threads ``n_jobs`` may ask for (the native thread pools are sized by it).
 MAX_JOBS = 4096
 
@@ -44,24 +54,17 @@ def check_common(est: Any) -> None:
     random_state, warmup and the ``*_params`` dicts."""
     from bicrit.learners import LEARNER_NAMES
 
-    if not isinstance(est.learner, str) or est.learner not in (*LEARNER_NAMES, "auto"):
-        raise InvalidParameterError(
-            f"learner must be one of {', '.join(LEARNER_NAMES)} or 'auto', got {est.learner!r}"
-        )
+    check_choice("learner", est.learner, (*LEARNER_NAMES, "auto"))
     c = est.C
     if not (isinstance(c, str) and c == "auto"):
         if not _is_number(c) or not c > 0:
             raise InvalidParameterError(f"C must be a float > 0 or 'auto', got {c!r}")
         if not math.isfinite(float(c)):
             raise InvalidParameterError(f"C must be finite, got {c!r}")
-    m = est.max_epochs
-    if not is_count(m) or m < 1:
-        raise InvalidParameterError(f"max_epochs must be an int ≥ 1, got {m!r}")
+    check_counts(est, "max_epochs")
+    check_counts(est, "n_iter_no_change", optional=True)
     if est.tol is not None and (not _is_number(est.tol) or not est.tol >= 0):
         raise InvalidParameterError(f"tol must be a float ≥ 0 or None, got {est.tol!r}")
-    k = getattr(est, "n_iter_no_change", None)
-    if k is not None and (not is_count(k) or k < 1):
-        raise InvalidParameterError(f"n_iter_no_change must be an int ≥ 1 or None, got {k!r}")
     n_jobs = est.n_jobs
     if n_jobs is not None and n_jobs != -1 and not (is_count(n_jobs) and 1 <= n_jobs <= MAX_JOBS):
         raise InvalidParameterError(
@@ -79,9 +82,10 @@ def check_common(est: Any) -> None:
     wu = est.warmup
     if not (wu == "auto" if isinstance(wu, str) else is_count(wu)):
         raise InvalidParameterError(f"warmup must be 'auto' or an int ≥ 0, got {wu!r}")
-    if not isinstance(wu, str) and wu >= m:
+    if not isinstance(wu, str) and wu >= est.max_epochs:
         raise InvalidParameterError(
-            f"warmup ({wu}) must be smaller than max_epochs ({m}): the surrogate needs an epoch"
+            f"warmup ({wu}) must be smaller than max_epochs ({est.max_epochs}): the surrogate "
+            "needs an epoch"
         )
     reserved = {"C", "n_jobs", "random_state"} & set(est.learner_params or {})
     if reserved:

@@ -37,7 +37,8 @@ from typing import Any
 import numpy as np
 
 from bicrit import _native
-from bicrit.errors import InvalidInputError, InvalidParameterError
+from bicrit.errors import InvalidInputError, InvalidParameterError, check_choice
+from bicrit.structures.hierarchy import graph_of
 
 __all__ = [
     "THESIS_T",
@@ -52,39 +53,6 @@ __all__ = [
 
 THESIS_T = 1.5
 """T of the relaxed DAG constraint in the thesis's experiments (SWIKI)."""
-
-
-def _graph(
-    hierarchy: Any, root: int | None = None
-) -> tuple[list[list[int]], int, list[str] | None]:
-    """(parents lists, root, names) of a ``Hierarchy`` or a plain parents list."""
-    if hierarchy is None:
-        raise InvalidParameterError("hierarchy is required: a Hierarchy or a parents list")
-    if hasattr(hierarchy, "parents") and hasattr(hierarchy, "root"):
-        parents = [[int(p) for p in ps] for ps in hierarchy.parents]
-        names = getattr(hierarchy, "names", None)
-        return parents, int(hierarchy.root), None if names is None else [str(n) for n in names]
-    parents = []
-    for v, p in enumerate(hierarchy):
-        if p is None:
-            parents.append([])
-        elif isinstance(p, int | np.integer):
-            parents.append([] if int(p) < 0 else [int(p)])
-        else:
-            try:
-                parents.append([int(q) for q in p])
-            except (TypeError, ValueError):
-                raise InvalidInputError(
-                    f"parents of node {v} must be node ids, got {p!r}"
-                ) from None
-    if root is None:
-        roots = [v for v, p in enumerate(parents) if not p]
-        if not roots:
-            raise InvalidInputError(
-                "the hierarchy has no node without parents, so there is no root (a cycle?)"
-            )
-        root = roots[0]  # several roots are reported natively, by name
-    return parents, int(root), None
 
 
 def _t(relaxed: bool, T: float) -> float | None:
@@ -130,11 +98,8 @@ def power_alpha(
         ``"auto"`` (the closed form on trees with exact sums and no directional constraints, else
         the conic program), ``"closed_form"`` or ``"conic"``.
     """
-    if method not in ("auto", "closed_form", "conic"):
-        raise InvalidParameterError(
-            f"method must be 'auto', 'closed_form' or 'conic', got {method!r}"
-        )
-    parents, r, names = _graph(hierarchy, root)
+    check_choice("method", method, ("auto", "closed_form", "conic"))
+    parents, r, names = graph_of(hierarchy, root)
     alpha, _, _ = _native.alpha_power(
         parents,
         r,
@@ -162,7 +127,7 @@ def maxmin_alpha(
     constraints (eq. ``nbeta_1``), ties broken by ``min Σ α²`` on the optimal face
     (``tie_break=False`` returns the LP's interior-point answer instead). ``include_root=False``
     fixes ``α_root = 0`` and maximises the smallest non-root weight (see :func:`power_alpha`)."""
-    parents, r, names = _graph(hierarchy, root)
+    parents, r, names = graph_of(hierarchy, root)
     alpha, _, _ = _native.alpha_maxmin(
         parents,
         r,
@@ -190,7 +155,7 @@ def shared_alpha(
     1; α_n = 0 where ``sq_norms[n] = 0`` (see :func:`keep_positive` for the alternating
     optimisation, where a zero weight would never move again).
     """
-    parents, r, names = _graph(hierarchy, root)
+    parents, r, names = graph_of(hierarchy, root)
     n = np.asarray(sq_norms, dtype=np.float64).ravel()
     alpha, _, _ = _native.alpha_shared(parents, r, n.tolist(), method=method, names=names)
     return np.asarray(alpha)
@@ -198,7 +163,7 @@ def shared_alpha(
 
 def flat_alpha(hierarchy: Any, *, root: int | None = None) -> np.ndarray:
     """α = 1 on the leaves and 0 elsewhere: the flat multiclass model over leaves."""
-    parents, _, _ = _graph(hierarchy, root)
+    parents, _, _ = graph_of(hierarchy, root)
     is_parent = np.zeros(len(parents), dtype=bool)
     for ps in parents:
         is_parent[list(ps)] = True

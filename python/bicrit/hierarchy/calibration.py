@@ -10,9 +10,9 @@ the Newton method with backtracking of Lin, Lin and Weng 2007). Then, by default
 takes the largest probability in its subtree (``p_n ← max_{c ∈ D(n)} p_c``), so the
 probabilities are coherent with the hierarchy like the scores they come from.
 
-The per-node logistic fits are written here, vectorised over the nodes (thousands of 2-parameter
-fits at once), rather than one scikit-learn ``LogisticRegression`` per node: that is a Python
-loop of thousands of fits, and it needs both classes present in every node's held-out labels.
+The per-node logistic fits are native (thousands of 2-parameter fits, in parallel), rather than
+one scikit-learn ``LogisticRegression`` per node: that is a Python loop of thousands of fits,
+and it needs both classes present in every node's held-out labels.
 """
 
 from __future__ import annotations
@@ -21,13 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from bicrit.errors import InvalidInputError, InvalidParameterError
+from bicrit import _native
+from bicrit.errors import InvalidInputError, check_flag
 
 __all__ = ["NodeCalibration", "platt_fit"]
-
-_NEWTON_STEPS = 100
-_HALVINGS = 30
-_GRAD_TOL = 1e-7
 
 
 def platt_fit(
@@ -35,72 +32,15 @@ def platt_fit(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Platt scaling of every column at once: ``(a, b)`` minimising the cross-entropy of
     ``σ(a·scores + b)`` against Platt's smoothed targets of ``labels`` (0/1), over the rows
-    where ``weights`` is 1 (default: all). Columns with no row get a = 0, b = 0."""
-    s = np.asarray(scores, dtype=np.float64)
-    y = np.asarray(labels, dtype=np.float64)
-    w = np.ones_like(s) if weights is None else np.asarray(weights, dtype=np.float64)
-    s = np.where(w > 0, s, 0.0)
-    n_pos = np.sum(y * w, axis=0)
-    n_neg = np.sum((1 - y) * w, axis=0)
-    t = np.where(y > 0, (n_pos + 1) / (n_pos + 2), 1 / (n_neg + 2))
-    a = np.zeros(s.shape[1])
-    b = np.log((n_pos + 1) / (n_neg + 1))
-    tol = _GRAD_TOL * (1 + n_pos + n_neg)
-    # Newton on the columns not yet converged only (each column is its own 2-parameter fit):
-    # on thousands of nodes most converge in a few steps, and the rest no longer pay for them
-    act = np.arange(s.shape[1])
-    sa, wa, ta = s, w, t
-
-    def obj(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        f = a * sa + b
-        return np.asarray(np.sum(wa * (np.logaddexp(0.0, f) - ta * f), axis=0))
-
-    fval = obj(a, b)
-    for _ in range(_NEWTON_STEPS):
-        aa, ba = a[act], b[act]
-        p = 1.0 / (1.0 + np.exp(-(aa * sa + ba)))
-        r = wa * (p - ta)
-        ga, gb = np.sum(r * sa, axis=0), np.sum(r, axis=0)
-        live = np.abs(ga) + np.abs(gb) >= tol[act]
-        if not live.all():
-            act, aa, ba, fval = act[live], aa[live], ba[live], fval[live]
-            sa, wa, ta, p, ga, gb = (
-                sa[:, live],
-                wa[:, live],
-                ta[:, live],
-                p[:, live],
-                ga[live],
-                gb[live],
-            )
-        if act.size == 0:
-            break
-        q = wa * p * (1 - p)
-        haa = np.sum(q * sa * sa, axis=0) + 1e-12
-        hab = np.sum(q * sa, axis=0)
-        hbb = np.sum(q, axis=0) + 1e-12
-        det = haa * hbb - hab * hab
-        da = -(hbb * ga - hab * gb) / det
-        db = -(haa * gb - hab * ga) / det
-        slope = ga * da + gb * db
-        step = np.ones_like(aa)
-        done = np.zeros(aa.shape, dtype=bool)
-        new_a, new_b, new_f = aa.copy(), ba.copy(), fval.copy()
-        for _ in range(_HALVINGS):
-            ca, cb = aa + step * da, ba + step * db
-            fc = obj(ca, cb)
-            ok = ~done & (fc <= fval + 1e-4 * step * slope)
-            new_a[ok], new_b[ok], new_f[ok] = ca[ok], cb[ok], fc[ok]
-            done |= ok
-            if done.all():
-                break
-            step = np.where(done, step, step / 2)
-        # a column whose line search found no decrease is at its optimum (up to rounding)
-        a[act], b[act] = new_a, new_b
-        act, fval = act[done], new_f[done]
-        sa, wa, ta = sa[:, done], wa[:, done], ta[:, done]
-        if act.size == 0:
-            break
-    return a, b
+    where ``weights`` is 1 (default: all). Columns with no row get a = 0, b = 0. Native
+    (``rust/bicrit-hierarchy/src/platt.rs``: Newton with a backtracking line search per
+    column, the columns in parallel)."""
+    s = np.ascontiguousarray(scores, dtype=np.float64)
+    y = np.ascontiguousarray(labels, dtype=np.float64)
+    w = np.ones_like(s) if weights is None else np.ascontiguousarray(weights, dtype=np.float64)
+    if s.ndim != 2:
+        raise InvalidInputError(f"scores must be 2-D (instances × nodes), got {s.ndim}-D")
+    return _native.platt_fit(s, y, w)
 
 
 class NodeCalibration:
@@ -152,8 +92,7 @@ class NodeCalibration:
         """Fits on node scores computed elsewhere — e.g. out-of-fold scores of models trained
         like ``estimator`` on the other folds of its training data (cross-fitting, as
         ``bicrit reproduce hmc`` does) — and the gold label sets ``Y``; returns ``self``."""
-        if not isinstance(self.coherent, bool | np.bool_):
-            raise InvalidParameterError(f"coherent must be True or False, got {self.coherent!r}")
+        check_flag("coherent", self.coherent)
         est = self.estimator
         est._check_fitted()
         h = est._original_hierarchy()

@@ -60,15 +60,12 @@ from bicrit.errors import (
     IncompatibleError,
     InvalidInputError,
     InvalidParameterError,
+    check_choice,
+    check_flag,
 )
 from bicrit.estimators import validation
 from bicrit.estimators.model_format import register_estimator
-from bicrit.estimators.scaling import (
-    FeatureMoments,
-    apply_scale,
-    check_saved_scale,
-    learn_scale,
-)
+from bicrit.estimators.scaling import apply_scale, learn_scaling, saved_scale, scale_arrays
 from bicrit.estimators.structured import StructuredSVM, _init_params
 from bicrit.hierarchy.graph import Hierarchy
 from bicrit.hierarchy.labels import add_virtual_leaves, check_labels, terminals
@@ -245,14 +242,13 @@ class HierarchicalSVM(StructuredSVM):
     def _check_params(self) -> None:
         super()._check_params()
         m = model(self.model)
-        if self.labels not in ("auto", "leaves", "any"):
-            raise InvalidParameterError(
-                f"labels must be 'auto', 'leaves' or 'any', got {self.labels!r}"
-            )
-        if self.layout not in ("auto", "node", "feature"):
-            raise InvalidParameterError(
-                f"layout must be 'auto', 'node' or 'feature', got {self.layout!r}"
-            )
+        check_choice("labels", self.labels, ("auto", "leaves", "any"))
+        check_choice("layout", self.layout, ("auto", "node", "feature"))
+        check_choice("multilabel_loss", self.multilabel_loss, MULTILABEL_LOSSES)
+        check_choice("ssvm_loss", self.ssvm_loss, SSVM_LOSSES)
+        check_flag("scale", self.scale)
+        check_flag("fit_intercept", self.fit_intercept)
+        validation.check_counts(self, "alpha_every", "max_alternations", "batch_size")
         r = self.rho
         if isinstance(r, bool) or not isinstance(r, int | float) or not (1.0 <= r < np.inf):
             raise InvalidParameterError(f"rho must be a number ≥ 1, got {r!r}")
@@ -260,25 +256,8 @@ class HierarchicalSVM(StructuredSVM):
             isinstance(self.T, int | float) and np.isfinite(self.T) and self.T >= 1
         ):
             raise InvalidParameterError(f"T must be None or a finite number ≥ 1, got {self.T!r}")
-        for name in ("alpha_every", "max_alternations", "batch_size"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 1:
-                raise InvalidParameterError(f"{name} must be an int ≥ 1, got {v!r}")
         if not (isinstance(self.alpha_eps, int | float) and 0 <= self.alpha_eps < 1):
             raise InvalidParameterError(f"alpha_eps must be in [0, 1), got {self.alpha_eps!r}")
-        if self.multilabel_loss not in MULTILABEL_LOSSES:
-            raise InvalidParameterError(
-                f"multilabel_loss must be one of {MULTILABEL_LOSSES}, got {self.multilabel_loss!r}"
-            )
-        if self.ssvm_loss not in SSVM_LOSSES:
-            raise InvalidParameterError(
-                f"ssvm_loss must be one of {SSVM_LOSSES}, got {self.ssvm_loss!r}"
-            )
-        for name in ("scale", "fit_intercept"):
-            if not isinstance(getattr(self, name), bool | np.bool_):
-                raise InvalidParameterError(
-                    f"{name} must be True or False, got {getattr(self, name)!r}"
-                )
         c = self.intercept_scaling
         if isinstance(c, bool) or not isinstance(c, int | float) or not (0 < c < np.inf):
             raise InvalidParameterError(f"intercept_scaling must be a number > 0, got {c!r}")
@@ -317,11 +296,7 @@ class HierarchicalSVM(StructuredSVM):
                 ) from None
             raise
         if fitting:
-            self._moments: FeatureMoments | None = None
-            self.scale_mean_ = self.scale_std_ = None
-            if self.scale:
-                shared_moments = (shared or {}).get("features")
-                self._moments, self.scale_mean_, self.scale_std_ = learn_scale(X, shared_moments)
+            learn_scaling(self, X, shared)
         X = apply_scale(X, self.scale_mean_, self.scale_std_)
         Xc = sp.csr_array(X)  # float32 kept as given
         if self.n_hashed_features is not None:
@@ -342,11 +317,11 @@ class HierarchicalSVM(StructuredSVM):
                 raise InvalidInputError("Y holds non-integer node ids")
             Y = Y.astype(np.int64)
         if isinstance(Y, np.ndarray) and Y.ndim == 1 and np.issubdtype(Y.dtype, np.integer):
-            out = []
-            for i, t in enumerate(Y.tolist()):
+            ids = Y.tolist()
+            for i, t in enumerate(ids):
                 if not 0 <= t < h.n_nodes:
                     raise InvalidInputError(f"Y[{i}] = {t} is not a node id (0..{h.n_nodes - 1})")
-                out.append(h.closure([t]))
+            out = h.closures([[t] for t in ids])
         else:
             try:
                 out = [np.unique(np.asarray(list(y), dtype=np.int64)) for y in Y]
@@ -463,6 +438,13 @@ class HierarchicalSVM(StructuredSVM):
             params.setdefault("batch_size", int(self.batch_size))
         return params
 
+    def _stability_on(self, structure: Any, probes: list[Any], gold: Any = None) -> None:
+        """No training-probe stop: the stability rule acts on a plan's ``main`` phase, and the
+        models' plans run rounds of their own (phases ``v``, α steps between them); they stop
+        on ``tol``, their certificates and ``max_epochs``. (``C="auto"``'s path fits of the
+        one-phase models are not scored per epoch either: the same phases.)"""
+        return None
+
     def _fit_statistics(self, structure: Any) -> dict[str, Any]:
         """The feature moments of the scaling and the label statistics (:class:`LabelShape`)."""
         stats = super()._fit_statistics(structure)
@@ -527,9 +509,7 @@ class HierarchicalSVM(StructuredSVM):
     def _score_labels(self, X: Any, Y: Any, P: Any = None) -> list[np.ndarray]:
         if Y is None:
             raise InvalidInputError("Y is required unless X is a hierarchy dataset")
-        h0 = _as_hierarchy(self.hierarchy) if self.hierarchy is not None else None
-        if h0 is None:
-            h0 = self._original_hierarchy()
+        h0 = self._original_hierarchy() if self.hierarchy is None else _as_hierarchy(self.hierarchy)
         return self._check_y(h0, Y, len(P) if P is not None else len(Y))
 
     def _original_hierarchy(self) -> Hierarchy:
@@ -549,8 +529,7 @@ class HierarchicalSVM(StructuredSVM):
         path to every leaf ``l``. ``level="node"``: :meth:`node_scores`."""
         if level == "node":
             return self.node_scores(X)
-        if level != "leaf":
-            raise InvalidParameterError(f"level must be 'leaf' or 'node', got {level!r}")
+        check_choice("level", level, ("leaf", "node"))
         self._check_fitted()
         X, _ = self._split(X, None)
         Xc = self._check_x(X, fitting=False)
@@ -578,17 +557,10 @@ class HierarchicalSVM(StructuredSVM):
         probabilities comparable across nodes (AU(PRC)), calibrate these scores on held-out
         data with :class:`~bicrit.hierarchy.NodeCalibration`; docs/hierarchy-scores.md."""
         self._check_fitted()
-        thr = threshold
-        if isinstance(thr, bool) or not isinstance(thr, int | float) or not np.isfinite(thr):
-            raise InvalidParameterError(f"threshold must be a finite number, got {thr!r}")
+        shift = self._shift(threshold)
         X, _ = self._split(X, None)
         Xc = self._check_x(X, fitting=False)
-        h = self.hierarchy_
         n0 = self.n_nodes_original_
-        shift = np.zeros(h.n_nodes)
-        if thr != 0:
-            shift[:n0] = float(thr)
-            shift[h.root] = 0.0
         s = self._score_structure()
         out = np.empty((Xc.shape[0], n0))
         for a in range(0, Xc.shape[0], _PREDICT_CHUNK):
@@ -633,31 +605,37 @@ class HierarchicalSVM(StructuredSVM):
     def _predict_matrix(self, Xc: Any, threshold: float) -> list[np.ndarray]:
         """:meth:`predict` on a checked (and hashed) CSR matrix."""
         h = self.hierarchy_
-        thr = threshold
-        if isinstance(thr, bool) or not isinstance(thr, int | float) or not np.isfinite(thr):
-            raise InvalidParameterError(f"threshold must be a finite number, got {thr!r}")
+        shift = self._shift(threshold)
         out: list[np.ndarray] = []
         if not self.multilabel_:
-            if thr != 0:
+            if threshold != 0:
                 raise IncompatibleError("threshold is for multi-label models only")
             leaves = h.leaves
             for a in range(0, Xc.shape[0], _PREDICT_CHUNK):
                 S = self._node_scores(Xc[a : a + _PREDICT_CHUNK])
                 P = np.asarray(self._leaf_paths_ @ S.T).T
                 best = leaves[np.argmax(P, axis=1)]
-                out.extend(h.closure([int(v)]) for v in best.tolist())
+                out.extend(h.closures([[v] for v in best.tolist()]))
             return self._decode(out)
         s = self._score_structure()
         gold = np.union1d(h.closure([int(h.leaves[0])]), [h.root]).astype(np.int64)
-        shift = np.zeros(h.n_nodes)
-        if thr != 0:
-            shift[: self.n_nodes_original_] = float(thr)  # virtual leaves are not reported
-            shift[h.root] = 0.0
         for a in range(0, Xc.shape[0], _PREDICT_CHUNK):
             S = self._node_scores(Xc[a : a + _PREDICT_CHUNK]) + shift
             found = s.batch_oracle_scores(S, [gold] * S.shape[0], {}, n_jobs=self.n_jobs)
             out.extend(np.asarray(per[0].label, dtype=np.int64) for per in found)
         return self._decode(out)
+
+    def _shift(self, threshold: float) -> np.ndarray:
+        """The node scores' shift of :meth:`predict`'s ``threshold``: on every original non-root
+        node (virtual leaves are not reported)."""
+        thr = threshold
+        if isinstance(thr, bool) or not isinstance(thr, int | float) or not np.isfinite(thr):
+            raise InvalidParameterError(f"threshold must be a finite number, got {thr!r}")
+        shift = np.zeros(self.hierarchy_.n_nodes)
+        if thr != 0:
+            shift[: self.n_nodes_original_] = float(thr)
+            shift[self.hierarchy_.root] = 0.0
+        return shift
 
     def _score_structure(self) -> Any:
         """The label space of the fitted model over precomputed node scores (prediction and
@@ -687,16 +665,12 @@ class HierarchicalSVM(StructuredSVM):
         }
 
     def _extra_arrays(self) -> dict[str, np.ndarray]:
-        arrays = {
+        return {
             # before the fit (a partition's label space, bicrit.dask), the α it trains with
             "alpha": np.asarray(self.__dict__.get("alpha_", self._alpha_now), dtype=np.float64),
             "virtual_parent": np.asarray(self.virtual_parent_, dtype=np.int64),
+            **scale_arrays(self.scale_mean_, self.scale_std_),
         }
-        if self.scale_std_ is not None:
-            arrays["scale_std"] = np.asarray(self.scale_std_, dtype=np.float64)
-            if self.scale_mean_ is not None:
-                arrays["scale_mean"] = np.asarray(self.scale_mean_, dtype=np.float64)
-        return arrays
 
     @classmethod
     def _import(cls, config: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> Any:
@@ -712,9 +686,9 @@ class HierarchicalSVM(StructuredSVM):
         # models saved before scaling and node biases existed had neither
         c = config.get("intercept_scaling")
         self.intercept_scaling_ = None if c is None else float(c)
-        self.scale_std_ = arrays.get("scale_std")
-        self.scale_mean_ = arrays.get("scale_mean")
-        check_saved_scale(self.scale_mean_, self.scale_std_, getattr(self, "n_features_in_", None))
+        self.scale_mean_, self.scale_std_ = saved_scale(
+            arrays, getattr(self, "n_features_in_", None)
+        )
         self.hierarchy_ = s.hierarchy
         self._label_space_ = s.labels
         self._layout_ = s.layout

@@ -320,58 +320,24 @@ class Hierarchy:
 
     def ancestors(self, node: int) -> np.ndarray:
         """Sorted ids (int64) of every ancestor of ``node``: itself and the root included."""
-        node = self._check_id(node)
-        a = self.ancestor_matrix
-        return np.asarray(a.indices[a.indptr[node] : a.indptr[node + 1]], dtype=np.int64)
+        return self.closure([self._check_id(node)], include_root=True)
 
     def closure(self, nodes: Iterable[int], *, include_root: bool = False) -> np.ndarray:
         """The ancestor closure of ``nodes``: a sorted int64 array of distinct ids.
 
         The root, implied by every label set, is left out unless ``include_root=True``.
         """
-        ids = np.asarray(list(nodes) if not isinstance(nodes, np.ndarray) else nodes)
-        if ids.size == 0:
-            return np.array([self._root] if include_root else [], dtype=np.int64)
-        ids = ids.astype(np.int64, copy=False).ravel()
-        if ids.min() < 0 or ids.max() >= self.n_nodes:
-            bad = int(ids[(ids < 0) | (ids >= self.n_nodes)][0])
-            raise InvalidInputError(f"node id {bad} outside 0..{self.n_nodes - 1}")
-        a = self.ancestor_matrix
-        starts, ends = a.indptr[ids], a.indptr[ids + 1]
-        sel = np.concatenate([a.indices[s:e] for s, e in zip(starts, ends, strict=True)])
-        out = np.unique(sel).astype(np.int64)
-        if not include_root:
-            out = out[out != self._root]
-        return out
+        return self.closures([nodes], include_root=include_root)[0]
 
     def closures(
         self, node_sets: Sequence[Iterable[int]], *, include_root: bool = False
     ) -> list[np.ndarray]:
-        """:meth:`closure` of many node sets at once (one sparse product)."""
-        lists = [np.asarray(list(s), dtype=np.int64) for s in node_sets]
-        lengths = np.fromiter((len(x) for x in lists), dtype=np.int64, count=len(lists))
-        indptr = np.zeros(len(lists) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=indptr[1:])
-        cols = np.concatenate(lists) if lists else np.empty(0, dtype=np.int64)
-        if cols.size and (cols.min() < 0 or cols.max() >= self.n_nodes):
-            bad = int(cols[(cols < 0) | (cols >= self.n_nodes)][0])
-            raise InvalidInputError(f"node id {bad} outside 0..{self.n_nodes - 1}")
-        member = sp.csr_array(
-            (np.ones(len(cols), dtype=np.int32), cols, indptr),
-            shape=(len(lists), self.n_nodes),
-        )
-        closed = (member @ self.ancestor_matrix.astype(np.int32)).tocsr()
-        closed.sort_indices()
-        out = []
-        for i in range(len(lists)):
-            row = closed.indices[closed.indptr[i] : closed.indptr[i + 1]].astype(np.int64)
-            if include_root:
-                if row.size == 0:
-                    row = np.array([self._root], dtype=np.int64)
-            else:
-                row = row[row != self._root]
-            out.append(row)
-        return out
+        """:meth:`closure` of many node sets at once (native)."""
+        sets = [
+            np.asarray(s if isinstance(s, np.ndarray) else list(s)).astype(np.int64).ravel()
+            for s in node_sets
+        ]
+        return list(self._graph.closures(sets, include_root))
 
     def is_closed(self, nodes: Iterable[int]) -> bool:
         """True when ``nodes`` holds every ancestor (bar the root) of each of its nodes."""

@@ -23,7 +23,7 @@ from typing import Literal
 
 import numpy as np
 
-from bicrit.errors import InvalidInputError, InvalidParameterError
+from bicrit.errors import InvalidInputError, InvalidParameterError, check_choice
 from bicrit.hierarchy.graph import Hierarchy
 
 __all__ = [
@@ -136,7 +136,7 @@ class VirtualLeaves:
         """Maps more labels (e.g. a test split) onto the augmented hierarchy. A label ending at an
         internal node without a virtual leaf raises :class:`InvalidInputError` (build the
         transform with ``nodes="all"`` to cover every internal node)."""
-        return _map_labels(self.hierarchy, self.n_original, self.virtual_of, Y, strict=True)
+        return _map_labels(self.hierarchy, self.n_original, self.virtual_of, Y)
 
     def to_original(self, Y: Sequence[Iterable[int]]) -> list[np.ndarray]:
         """Drops the virtual leaves from labels (e.g. predictions) of the augmented hierarchy."""
@@ -148,37 +148,23 @@ class VirtualLeaves:
 
 
 def _map_labels(
-    augmented: Hierarchy,
-    n_original: int,
-    virtual_of: dict[int, int],
-    Y: Sequence[Iterable[int]],
-    *,
-    strict: bool,
+    augmented: Hierarchy, n_original: int, virtual_of: dict[int, int], Y: Sequence[Iterable[int]]
 ) -> list[np.ndarray]:
+    """Labels of the original hierarchy with the virtual leaf of each internal terminal added."""
     children = augmented.children
-    root = augmented.root
-    names = augmented.names
     out = []
     for i, y in enumerate(Y):
         ids = _as_ids(y, n_original, f"Y[{i}]")
-        members = set(ids.tolist())
-        had_root = root in members
-        members.add(root)
         extra = []
-        for v in sorted(members):
-            real = [c for c in children[v] if c < n_original]
-            if real and not any(c in members for c in real):
-                if v in virtual_of:
-                    extra.append(virtual_of[v])
-                elif strict:
+        for t in terminals(augmented, ids).tolist():
+            if any(c < n_original for c in children[t]):  # internal in the original hierarchy
+                if t not in virtual_of:
                     raise InvalidInputError(
-                        f"Y[{i}] ends at the internal node {v} ({names[v]!r}), which has no "
-                        "virtual leaf (build the transform with nodes='all')"
+                        f"Y[{i}] ends at the internal node {t} ({augmented.names[t]!r}), which "
+                        "has no virtual leaf (build the transform with nodes='all')"
                     )
-        members.update(extra)
-        if not had_root:
-            members.discard(root)
-        out.append(np.array(sorted(members), dtype=np.int64))
+                extra.append(virtual_of[t])
+        out.append(np.union1d(ids, extra).astype(np.int64))
     return out
 
 
@@ -200,6 +186,8 @@ def add_virtual_leaves(
     plus ``suffix``. Original ids do not change, so α of the original nodes and weight rows line
     up; :meth:`VirtualLeaves.to_original` maps predictions back.
     """
+    if isinstance(nodes, str):
+        check_choice("nodes", nodes, ("terminals", "all"))
     n = hierarchy.n_nodes
     children = hierarchy.children
     if not isinstance(nodes, str):
@@ -208,8 +196,6 @@ def add_virtual_leaves(
         if bad:
             raise InvalidParameterError(f"nodes lists {bad[0]}, which is not an internal node")
         parents_of_virtual = listed
-    elif nodes not in ("terminals", "all"):
-        raise InvalidParameterError(f"nodes must be 'terminals' or 'all', got {nodes!r}")
     elif nodes == "all":
         parents_of_virtual = [v for v in range(n) if children[v]]
     else:
@@ -233,7 +219,7 @@ def add_virtual_leaves(
         new_parents.append((p,))
     augmented = Hierarchy(new_names, new_parents, root=hierarchy.root)
     virtual_of = {p: n + k for k, p in enumerate(parents_of_virtual)}
-    mapped = _map_labels(augmented, n, virtual_of, Y, strict=True)
+    mapped = _map_labels(augmented, n, virtual_of, Y)
     return VirtualLeaves(
         hierarchy=augmented,
         Y=mapped,

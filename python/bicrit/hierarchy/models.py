@@ -36,7 +36,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from bicrit.errors import IncompatibleError
+from bicrit.errors import IncompatibleError, check_choice
 from bicrit.hierarchy.alpha import (
     flat_alpha,
     keep_positive,
@@ -295,8 +295,5 @@ MODELS: dict[str, Model] = {m.name: m for m in (Flat(), HSVM(), NHSVM(), NHSVM3(
 
 def model(name: str) -> Model:
     """The model called ``name``."""
-    from bicrit.errors import InvalidParameterError
-
-    if name not in MODELS:
-        raise InvalidParameterError(f"model must be one of {tuple(MODELS)}, got {name!r}")
+    check_choice("model", name, tuple(MODELS))
     return MODELS[name]

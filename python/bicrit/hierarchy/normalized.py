@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from bicrit.errors import InvalidInputError, InvalidParameterError
+from bicrit.errors import InvalidInputError, InvalidParameterError, check_choice
 from bicrit.structures.hierarchy import HierarchyStructure
 
 __all__ = ["normalized_params", "normalized_structure"]
@@ -44,8 +44,7 @@ def normalized_params(
         raise InvalidInputError("alpha must be a 1-D array of finite, non-negative node weights")
     if loss is None:
         loss = "leaf" if multilabel else "normalized"
-    if loss not in ("normalized", "leaf", "node"):
-        raise InvalidParameterError(f"loss must be 'normalized', 'leaf' or 'node', got {loss!r}")
+    check_choice("loss", loss, ("normalized", "leaf", "node"))
     if loss == "normalized" and multilabel:
         raise InvalidParameterError(
             "the normalized loss does not decompose over nodes: multi-label NHSVM uses the "

@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from bicrit import _native
+from bicrit import _native, registry
 from bicrit.errors import InvalidParameterError
 
 __all__ = [
@@ -125,23 +125,13 @@ def _make_learner(name: str, params: dict[str, Any]) -> Learner:
 
 def resolve_surrogate(surrogate: Any) -> Any:
     """A surrogate object from a registry name (objects unchanged)."""
-    if isinstance(surrogate, str):
-        from bicrit.surrogates import surrogate as make
-
-        return make(surrogate)
-    return surrogate
+    return registry.resolve("surrogate", surrogate)
 
 
 def resolve_search(search: Any) -> Any:
     """A registry name or ``(name, options)`` through the registry (so plugin searches resolve
     to their objects, which the native learners then refuse clearly); objects unchanged."""
-    from bicrit import registry
-
-    if isinstance(search, str):
-        return registry.create("search", search)
-    if isinstance(search, tuple) and len(search) == 2 and isinstance(search[0], str):
-        return registry.create("search", search[0], **dict(search[1] or {}))
-    return search
+    return registry.resolve("search", search)
 
 
 def check(
@@ -168,12 +158,17 @@ def make_trainer(
     Python-written), ``X``/``Y`` as users pass them, a surrogate object or name, a search object,
     name or ``(name, options)``. To run its epochs, hand it to the fit driver
     (:class:`bicrit.learners.fit.Fit`) or call :func:`train`."""
+    return _training(structure, X, Y, learner, params or {}).runner(surrogate, search, w0=w0)
+
+
+def _training(structure: Any, X: Any, Y: Any, learner: str, params: Mapping[str, Any]) -> Any:
+    """The :class:`~bicrit.learners.fit.Training` of ``structure`` on ``(X, Y)`` as users pass
+    them, with the learner ``learner`` and its ``params``."""
     from bicrit.learners.fit import Training
 
-    spec = Learner(learner, **(params or {}))
+    spec = Learner(learner, **params)  # the parameters are checked before the data
     Xn, Yn = structure.native_inputs(X, Y)
-    training = Training(structure, Xn, Yn, spec)
-    return training.runner(surrogate, search, w0=w0)
+    return Training(structure, Xn, Yn, spec)
 
 
 def train(
@@ -196,14 +191,13 @@ def train(
     A native structure that is not initialised yet is initialised on ``(X, Y)``. ``params`` are the
     learner's (see :data:`LEARNERS`); ``callback(stats)`` is called after every epoch. The epochs
     run through the fit driver (:class:`bicrit.learners.fit.Fit`)."""
-    from bicrit.learners.fit import Fit, Training
+    from bicrit.learners.fit import Fit
 
     if int(max_epochs) < 1:
         raise InvalidParameterError(f"max_epochs must be at least 1, got {max_epochs}")
     if getattr(structure, "_native", False) is None:
         structure.initialize(X, Y)
-    Xn, Yn = structure.native_inputs(X, Y)
-    task = Training(structure, Xn, Yn, Learner(learner, **params))
+    task = _training(structure, X, Y, learner, params)
     fit = Fit(
         task.phases(surrogate, search, int(max_epochs), 0, w0),
         tol=None,

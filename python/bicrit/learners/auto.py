@@ -9,14 +9,22 @@ from typing import Any
 __all__ = ["auto_learner", "auto_search"]
 
 
-def auto_search(surrogate: Any, capabilities: Mapping[str, Any], learner: str) -> str:
-    """The search ``search="auto"`` picks: the warm-started convex hull search, the one search
-    that needs nothing beyond the λ-oracle and is exact over the convex hull of the labels for
-    every quasi-concave increasing ψ (thesis Alg. ``alg:convexhull_search``); for margin
-    rescaling its first λ = 1 query is the exact answer. ``frontier`` (exact integral answers in
-    one call) is not picked: on CoNLL-2002 its epochs cost more than the hull search's
-    (``benches/RESULTS-sequence.md``)."""
-    return "convex-hull"
+def auto_search(surrogate: Any, structure: Any) -> str:
+    """The search ``search="auto"`` picks for ``surrogate`` on ``structure`` (its registry
+    ``name`` and oracle ``capabilities``), decided natively in one place
+    (``bicrit_structures::catalog::auto_search``, also behind ``bicrit.scores``):
+
+    * margin rescaling: the convex hull search, whose first λ = 1 query is exact (one call);
+    * ``frontier`` where the structure gives the frontier by loss value in one pass
+      (multiclass, multi-label with exact inference) and g is the task loss: the exact integral
+      optimum in one call (the hull search needs a certificate call whenever the hull moved);
+    * otherwise the warm-started convex hull search (thesis Alg. ``alg:convexhull_search``),
+      exact over the convex hull of the labels for every quasi-concave increasing ψ; on chains
+      its calls cost less than one frontier DP (``benches/RESULTS.md``, "Epoch costs")."""
+    from bicrit import _native
+
+    caps: Mapping[str, Any] = dict(getattr(structure, "capabilities", {}) or {})
+    return _native.auto_search(str(getattr(structure, "name", "")), surrogate, caps)
 
 
 def auto_learner(surrogate: Any, *, distributed: bool = False) -> str:

@@ -33,6 +33,15 @@ Protocol (the field's; docs/hierarchy-scores.md), per dataset:
    GO0005575 and GO0008150 (:data:`SKIP`), of the score chosen on valid (``test``); the raw
    max-marginal margins' AU(PRC) is always reported beside it (``test_raw``).
 
+**The MLP** (``"mlp"``, :data:`NEURAL`; needs ``bicrit[torch]``, not in the default
+``models``): :class:`bicrit.torch.hierarchical_mlp.HierarchicalMLP`, an MLP encoder whose
+per-node scores are trained with the hierarchical structured hinge
+(:class:`bicrit.torch.HierarchyLoss`, HSVM's loss-augmented inference on the network's node
+scores), :data:`MLP_FIT`. Same protocol: :data:`MLP_GRID` and the score chosen on valid (the
+grid's models trained on train, early stopping on a seeded 20 % of train); final models on
+train + valid, early stopping on a seeded 20 % of train + valid, calibrated on the node scores
+of that early-stopping part (``calibration = "stop"``); test read once per number.
+
 Baselines in the same run: the **frequency prior** (every instance gets each node's frequency in
 train + valid) and **one-vs-rest logistic regression** (one ``LogisticRegression`` per node on
 the standardised features, its probabilities; a node with no positive or no negative training
@@ -65,12 +74,17 @@ import polars as pl
 __all__ = [
     "CALIBRATION",
     "CAL_FOLDS",
+    "DAG_EXTRA_C",
     "FIT",
     "GRID",
     "GRID_DAG",
     "LOGISTIC_C",
+    "MLP_FIT",
+    "MLP_GRID",
     "MODELS",
+    "NEURAL",
     "OTHERS",
+    "OURS",
     "PUBLISHED",
     "SETS",
     "SKIP",
@@ -120,6 +134,13 @@ SKIP = ("root", "GO0003674", "GO0005575", "GO0008150")
 #: The bicrit models of the table.
 MODELS = ("flat", "hsvm", "nhsvm", "ssvm")
 
+#: bicrit's neural model (needs ``bicrit[torch]``): an MLP encoder with the hierarchical
+#: structured loss, :class:`bicrit.torch.hierarchical_mlp.HierarchicalMLP`.
+NEURAL = ("mlp",)
+
+#: Every bicrit method of the table (valid's pick is chosen among them).
+OURS = MODELS + NEURAL
+
 #: Hyper-parameters chosen on valid for every bicrit model.
 GRID: dict[str, tuple[Any, ...]] = {
     "C": (0.01, 0.1, 1.0),
@@ -128,15 +149,38 @@ GRID: dict[str, tuple[Any, ...]] = {
 
 #: The grid on the Gene Ontology DAGs: a fit there costs 5–20 times one on a FunCat tree
 #: (a min-cut per inference over up to 4,000 nodes), and on the FunCat sets C = 1 was never
-#: chosen on valid for flat or HSVM (it was for NHSVM on all five sets, SSVM on one: their GO
-#: rows may be cut short by this grid); benches/hierarchy/RESULTS.md, "Clus HMC AU(PRC)".
+#: chosen on valid for flat or HSVM (on all 7 sets their valid AU(PRC) falls from C = 0.1 to
+#: 1); benches/hierarchy/RESULTS.md, "Clus HMC AU(PRC)".
 GRID_DAG: dict[str, tuple[Any, ...]] = {
     "C": (0.01, 0.1),
     "multilabel_loss": ("auto", "weighted"),
 }
 
+#: C values added to :data:`GRID_DAG` per model: valid chose C = 1 for NHSVM on all five FunCat
+#: sets where it ran and for SSVM on one, so on the DAGs their grid keeps it.
+DAG_EXTRA_C: dict[str, tuple[float, ...]] = {"nhsvm": (1.0,), "ssvm": (1.0,)}
+
 #: Fixed fit settings of the bicrit models (SGD; Shared SVM's alternation).
 FIT: dict[str, Any] = {"max_epochs": 10, "tol": 1e-3, "alpha_every": 3, "max_alternations": 3}
+
+#: Hyper-parameters of the MLP chosen on valid: the task loss of the structured hinge (node
+#: Hamming, or its class-balanced form). Two points only (the runs share 2 cores with others).
+MLP_GRID: dict[str, tuple[Any, ...]] = {"multilabel_loss": ("node", "weighted")}
+
+#: Fixed settings of the MLP: two hidden layers of 512 ReLU units with dropout 0.5, Adam
+#: (step 1e-3, weight decay 1e-5), batches of 32; early stopping on a seeded 20 % of the data
+#: it is given (never valid or test when it is trained on train, never test when on train +
+#: valid), at most 60 epochs, patience 6.
+MLP_FIT: dict[str, Any] = {
+    "hidden": (512, 512),
+    "dropout": 0.5,
+    "lr": 1e-3,
+    "batch_size": 32,
+    "weight_decay": 1e-5,
+    "max_epochs": 60,
+    "patience": 6,
+    "stop_fraction": 0.2,
+}
 
 #: C of one-vs-rest logistic regression, chosen on valid.
 LOGISTIC_C = (0.001, 0.01, 0.1)
@@ -144,7 +188,9 @@ LOGISTIC_C = (0.001, 0.01, 0.1)
 #: Folds of the out-of-fold node scores the final models are calibrated on ("crossfit").
 CAL_FOLDS = 2
 
-#: The calibration of the final models by hierarchy kind (module docstring, step 3).
+#: The calibration of the final models by hierarchy kind (module docstring, step 3). The MLP's
+#: is always ``"stop"``: its node scores on its own early-stopping part, which its gradient
+#: steps did not see.
 CALIBRATION: dict[str, str] = {"tree": "crossfit", "DAG": "valid"}
 
 
@@ -212,6 +258,22 @@ def _svm(hierarchy: Any, params: dict[str, Any], seed: int, epochs: int) -> Any:
     return HierarchicalSVM(hierarchy, random_state=seed, n_jobs=None, **fit, **params)
 
 
+def _dag_grid(model: str) -> dict[str, tuple[Any, ...]]:
+    return {**GRID_DAG, "C": GRID_DAG["C"] + DAG_EXTRA_C.get(model, ())}
+
+
+def _mlp(hierarchy: Any, params: dict[str, Any], seed: int, scale: float) -> Any:
+    from bicrit.reproduce.neural import _torch
+
+    _torch()  # one intra-op thread (BICRIT_TORCH_THREADS), as the other neural experiments
+    from bicrit.torch.hierarchical_mlp import HierarchicalMLP
+
+    fit = {**MLP_FIT, "max_epochs": max(1, round(MLP_FIT["max_epochs"] * scale))}
+    fit.update({k: v for k, v in params.items() if k != "model"})
+    skip = np.setdiff1d(np.arange(hierarchy.n_nodes), evaluated_nodes(hierarchy)).tolist()
+    return HierarchicalMLP(hierarchy, random_state=seed, stop_exclude=skip, **fit)
+
+
 def _cross_calibrated(model: Any, S: np.ndarray, Y: list[np.ndarray], seed: int) -> np.ndarray:
     """Probabilities of node scores ``S`` with Platt fitted on one half of the rows and applied
     to the other, and back (selection on valid)."""
@@ -235,15 +297,21 @@ def _final_probs(
     seed: int,
     epochs: int,
     held_out: tuple[np.ndarray, list[np.ndarray]] | None = None,
+    scale: float = 1.0,
 ) -> tuple[np.ndarray, np.ndarray, float]:
     """(calibrated probabilities, raw node scores) on ``X_test`` of the model trained on
     ``fit``, and the final fit's time. The calibration is fitted on ``held_out`` (node scores
-    of instances the model that scored them did not see, and their labels: "valid") or, when
-    it is None, on out-of-fold node scores of ``fit`` ("crossfit")."""
+    of instances the model that scored them did not see, and their labels: "valid"), on the
+    MLP's own early-stopping part ("stop"), or, when it is None, on out-of-fold node scores of
+    ``fit`` ("crossfit")."""
     from bicrit.hierarchy import NodeCalibration
 
     t0 = time.perf_counter()
-    final = _svm(hierarchy, params, seed, epochs).fit(fit.X, fit.Y)
+    if params["model"] in NEURAL:
+        final = _mlp(hierarchy, params, seed, scale).fit(fit.X, fit.Y)
+        held_out = (final.stop_scores_, final.stop_labels_)
+    else:
+        final = _svm(hierarchy, params, seed, epochs).fit(fit.X, fit.Y)
     fit_s = time.perf_counter() - t0
     S = final.node_scores(X_test)
     if held_out is not None:
@@ -276,7 +344,8 @@ def run_set(
     """The protocol of the module docstring on ``clus_hmc/<name>``: one row per (method,
     seed) with the chosen hyper-parameters, the valid and test AU(PRC), and fit times.
 
-    ``grid`` defaults to :data:`GRID` on trees and :data:`GRID_DAG` on DAGs, ``calibration``
+    ``grid`` defaults to :data:`GRID` on trees and :data:`GRID_DAG` (with
+    :data:`DAG_EXTRA_C`) on DAGs, ``calibration``
     ("crossfit" or "valid", module docstring) to :data:`CALIBRATION`; ``baselines`` are the
     baselines to run ("prior", "logistic"). With ``out``, the
     methods already in ``<out>/<name>.csv`` are reused and the table is rewritten after each
@@ -305,7 +374,9 @@ def run_set(
     M = h.n_nodes
     keep = evaluated_nodes(h)
     kind = "tree" if h.is_tree else "DAG"
-    grid = grid if grid is not None else (GRID if h.is_tree else GRID_DAG)
+    grids = {m: grid for m in models}
+    if grid is None:
+        grids = {m: GRID if h.is_tree else _dag_grid(m) for m in models}
     calibration = calibration if calibration is not None else CALIBRATION[kind]
     split = {s: _Data(d.X, list(d.Y)) for s, d in raw.items()}
     if name in OTHERS:  # no valid split: a seeded share of train (module docstring)
@@ -395,14 +466,21 @@ def run_set(
     for model in (m for m in todo if m in models):
         # (valid AU(PRC), params, the selection model's valid node scores, score kind)
         best: tuple[float, dict[str, Any], np.ndarray, str] | None = None
-        for values in itertools.product(*grid.values()):
-            params = {"model": model, **dict(zip(grid, values, strict=True))}
+        neural = model in NEURAL
+        g = MLP_GRID if neural else grids[model]
+        for values in itertools.product(*g.values()):
+            params = {"model": model, **dict(zip(g, values, strict=True))}
             t0 = time.perf_counter()
-            m = _svm(h, params, 0, epochs).fit(train_i.X, train_i.Y)
+            if neural:
+                m = _mlp(h, params, 0, scale).fit(train_i.X, train_i.Y)
+            else:
+                m = _svm(h, params, 0, epochs).fit(train_i.X, train_i.Y)
             fit_s = time.perf_counter() - t0
             S = m.node_scores(Xva)
             v = ap(valid.Y, _cross_calibrated(m, S, valid.Y, 0))
-            label = ", ".join(f"{k}={params[k]}" for k in grid)
+            label = ", ".join(f"{k}={params[k]}" for k in g)
+            if neural:
+                label += f", epochs={m.best_epoch_}"
             valid_rows.append(
                 {**base, "method": model, "params": label, "valid": v, "valid_raw": ap(valid.Y, S)}
             )
@@ -414,16 +492,16 @@ def run_set(
         assert best is not None
         v_best, params, S_valid, score = best
         held_out = (S_valid, valid.Y) if calibration == "valid" else None
-        label = ", ".join(f"{k}={params[k]}" for k in grid)
+        label = ", ".join(f"{k}={params[k]}" for k in g)
         for seed in range(seeds):
-            P, S, fit_s = _final_probs(h, params, both_i, Xte, seed, epochs, held_out)
+            P, S, fit_s = _final_probs(h, params, both_i, Xte, seed, epochs, held_out, scale)
             rows.append(
                 {
                     **base,
                     "method": model,
                     "seed": seed,
                     "params": label,
-                    "calibration": calibration,
+                    "calibration": "stop" if neural else calibration,
                     "score": score,
                     "valid": v_best,
                     "test": ap(test.Y, P if score == "calibrated" else S),
@@ -455,7 +533,7 @@ def summary(per_seed: pl.DataFrame, scale: float = 1.0) -> pl.DataFrame:
                 row[method] = f"{means[method]:.3f} (1 seed)"
         pub = PUBLISHED.get(name) if scale >= 1.0 else None
         row["C-HMCNN"] = "" if pub is None else f"{pub:.3f}"
-        ours = {m: v for m, v in means.items() if m in MODELS}
+        ours = {m: v for m, v in means.items() if m in OURS}
         if ours:
             b = max(ours, key=lambda m: ours[m])
             row["best"] = b

@@ -204,11 +204,9 @@ def _make(name: str, options: dict[str, Any]) -> Search:
 
 def _as_surrogate(surrogate: Any) -> Any:
     """A surrogate object from an object or a registered name (built-in or from a plugin)."""
-    if isinstance(surrogate, str):
-        from bicrit import registry
+    from bicrit import registry
 
-        return registry.create("surrogate", surrogate)
-    return surrogate
+    return registry.resolve("surrogate", surrogate)
 
 
 def search(
@@ -234,10 +232,4 @@ def search(
 
 def register_builtins(registry: Registrar) -> None:
     """Registers bicrit's built-in searches, described by the native catalog."""
-    for entry in _native.catalog()["search"]:
-        registry.add_search(
-            entry["name"],
-            partial(Search, entry["name"]),
-            description=entry["description"],
-            capabilities=dict(entry["capabilities"]),
-        )
+    registry.add_native("search", lambda name: partial(Search, name))

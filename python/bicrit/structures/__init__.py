@@ -51,14 +51,4 @@ BUILTIN_CLASSES: tuple[type[Structure], ...] = (
 
 def register_builtins(registry: Registrar) -> None:
     """Registers bicrit's built-in structures, described by the native catalog."""
-    from bicrit import _native
-
-    classes = {cls.name: cls for cls in BUILTIN_CLASSES}
-    for entry in _native.catalog()["structure"]:
-        note = f" ({entry['note']})" if entry["note"] else ""
-        registry.add_structure(
-            entry["name"],
-            classes[entry["name"]],
-            description=entry["description"] + note,
-            capabilities=dict(entry["capabilities"]),
-        )
+    registry.add_native("structure", {cls.name: cls for cls in BUILTIN_CLASSES}.__getitem__)

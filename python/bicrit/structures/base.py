@@ -37,6 +37,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from bicrit.errors import InvalidInputError
+
 __all__ = [
     "TERMS",
     "Answer",
@@ -165,8 +167,6 @@ class Structure(ABC):
         try:
             ys = list(Y)
         except TypeError:
-            from bicrit.errors import InvalidInputError
-
             raise InvalidInputError(
                 f"Y must be a sequence of labels, got {type(Y).__name__}"
             ) from None
@@ -223,6 +223,22 @@ class Structure(ABC):
         """Training labels as users write them → the structure's labels, learning any
         vocabulary (e.g. class names) before :meth:`initialize`. Default: unchanged."""
         return Y
+
+    def known_labels(self, Y: Any) -> Any:
+        """Labels of a continued fit (``warm_start``) in the vocabulary learnt in the first: the
+        ids of :attr:`classes` when the structure has them (a class unseen then is an error),
+        else :meth:`prepare_labels`."""
+        classes = getattr(self, "classes", None)
+        if classes is None:
+            return self.prepare_labels(Y)
+        Y = np.asarray(Y)
+        ids = np.clip(np.searchsorted(classes, Y), 0, len(classes) - 1)
+        unknown = classes[ids] != Y
+        if np.any(unknown):
+            raise InvalidInputError(
+                f"Y holds classes unseen in the first fit: {np.unique(Y[unknown]).tolist()}"
+            )
+        return ids.astype(np.int64)
 
     def decode(self, P: Sequence[Any]) -> Any:
         """Predicted labels → the form users write them (the inverse of

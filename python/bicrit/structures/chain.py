@@ -19,16 +19,15 @@ have different lengths; an empty sequence is an error.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
 from bicrit import _native
-from bicrit.errors import InvalidInputError, InvalidParameterError
+from bicrit.errors import InvalidInputError, InvalidParameterError, check_choice
 from bicrit.structures._inputs import CsrTuple, as_csr_tuple
-from bicrit.structures.base import Answer, Cone
 from bicrit.structures.native import NativeStructure
 
 __all__ = ["Chain", "as_label", "as_sequences", "is_iob", "split_labels"]
@@ -244,10 +243,9 @@ class Chain(NativeStructure):
         self.loss_name = loss
         self.tag_names = tag_names
         self.scheme = scheme
-        if loss not in LOSSES:
-            raise InvalidParameterError(f"loss must be one of {LOSSES}, got {loss!r}")
+        check_choice("loss", loss, LOSSES)
         if str(scheme).lower() not in SCHEMES:
-            raise InvalidParameterError(f"scheme must be one of {SCHEMES}, got {scheme!r}")
+            check_choice("scheme", scheme, SCHEMES)
         if tag_names is not None:
             names = [str(t) for t in tag_names]
             if n_states is not None and int(n_states) != len(names):
@@ -312,33 +310,9 @@ class Chain(NativeStructure):
     def _y_many(self, Y: Any) -> Any:
         return [as_label(y, name=f"Y[{i}]") for i, y in enumerate(Y)]
 
-    def batch_oracle(
-        self,
-        w: np.ndarray,
-        X: Any,
-        Y: Any,
-        coef: Mapping[str, float] | None = None,
-        *,
-        n_jobs: int | None = None,
-        margin_coef: float = 1.0,
-        tiebreak: tuple[float, Mapping[str, float]] | None = None,
-        k: int = 1,
-        cone: Cone | None = None,
-    ) -> list[list[Answer]]:
-        """``oracle`` over every sequence of ``X`` (GIL released, ``n_jobs`` threads); ``Y`` is
-        a list of labels or one flat array over all tokens."""
-        Xn = self._x_many(X)
-        return super().batch_oracle(
-            w,
-            Xn,
-            split_labels(Y, Xn[1]),
-            coef,
-            n_jobs=n_jobs,
-            margin_coef=margin_coef,
-            tiebreak=tiebreak,
-            k=k,
-            cone=cone,
-        )
+    def _y_batch(self, Xn: Any, Y: Any) -> Any:
+        """A list of labels or one flat array over all tokens (split at the offsets)."""
+        return self._y_many(split_labels(Y, Xn[1]))
 
     # -- task behaviour (bicrit.structures.base) --------------------------------------------------
 

@@ -52,10 +52,10 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from bicrit import _native
-from bicrit.errors import InvalidInputError, InvalidParameterError
+from bicrit.errors import InvalidInputError, InvalidParameterError, check_choice
 from bicrit.structures._inputs import as_csr_tuple
 from bicrit.structures.base import Answer, Cone
-from bicrit.structures.native import NativeStructure, native_query
+from bicrit.structures.native import MatrixStructure, native_query
 
 __all__ = ["HierarchyStructure", "RatioAnswers"]
 
@@ -72,32 +72,60 @@ class RatioAnswers(NamedTuple):
     losses: np.ndarray
     """L(ŷ, y_i); the subgradient is (φ(x, ŷ) − φ(x, y_i)) / L(ŷ) where ``values`` > 0."""
 
+    @classmethod
+    def of(cls, found: Any) -> RatioAnswers:
+        """From the native ratio oracle's ``(labels, values, margins, losses)``."""
+        labels, values, margins, losses = found
+        return cls([np.asarray(y) for y in labels], *map(np.asarray, (values, margins, losses)))
 
-def _parents_list(parents: Any) -> list[list[int]]:
-    """``node → parent ids`` as a list of int lists; a node's entry may be a sequence of ids,
-    one int, or ``None``/``-1``/empty for the root."""
-    if isinstance(parents, Mapping):
-        keys = sorted(parents)
+
+def _node_scores(scores: Any) -> np.ndarray:
+    """Precomputed node scores (instances × nodes) as a contiguous float64 array."""
+    S = np.ascontiguousarray(scores, dtype=np.float64)
+    if S.ndim != 2:
+        raise InvalidInputError(f"scores must be 2-D (instances × nodes), got {S.ndim}-D")
+    return S
+
+
+def graph_of(
+    hierarchy: Any, root: int | None = None
+) -> tuple[list[list[int]], int, list[str] | None]:
+    """``(parents lists, root, names)`` of a hierarchy object (``.parents``, ``.root``, optional
+    ``.names``) or of a plain ``parents`` list or mapping ``node → parents`` (a sequence of ids,
+    one int, or ``None``/``-1``/empty for the root), whose root is ``root`` or the first node
+    without parents (several roots, cycles and unreachable nodes are reported natively)."""
+    if hierarchy is None:
+        raise InvalidParameterError("hierarchy is required: a Hierarchy or a parents list")
+    if hasattr(hierarchy, "parents") and hasattr(hierarchy, "root"):
+        names = getattr(hierarchy, "names", None)
+        root, hierarchy = int(hierarchy.root), hierarchy.parents
+    else:
+        names = None
+    if isinstance(hierarchy, Mapping):
+        keys = sorted(hierarchy)
         if keys != list(range(len(keys))):
             raise InvalidInputError("a parents mapping must have the node ids 0..M-1 as keys")
-        parents = [parents[k] for k in keys]
-    out: list[list[int]] = []
-    for v, p in enumerate(parents):
-        if p is None:
-            out.append([])
-        elif isinstance(p, int | np.integer):
-            out.append([] if int(p) < 0 else [int(p)])
-        else:
-            try:
-                out.append([int(q) for q in p])
-            except (TypeError, ValueError):
-                raise InvalidInputError(
-                    f"parents of node {v} must be node ids, got {p!r}"
-                ) from None
-    return out
+        hierarchy = [hierarchy[k] for k in keys]
+    parents: list[list[int]] = []
+    for v, p in enumerate(hierarchy):
+        if p is None or isinstance(p, int | np.integer):
+            parents.append([] if p is None or int(p) < 0 else [int(p)])
+            continue
+        try:
+            parents.append([int(q) for q in p])
+        except (TypeError, ValueError):
+            raise InvalidInputError(f"parents of node {v} must be node ids, got {p!r}") from None
+    if root is None:
+        roots = [v for v, p in enumerate(parents) if not p]
+        if not roots:
+            raise InvalidInputError(
+                "the hierarchy has no node without parents, so there is no root (a cycle?)"
+            )
+        root = roots[0]
+    return parents, int(root), None if names is None else [str(n) for n in names]
 
 
-class HierarchyStructure(NativeStructure):
+class HierarchyStructure(MatrixStructure):
     """Hierarchical classification over a tree or DAG (see the module docstring).
 
     Parameters
@@ -132,7 +160,6 @@ class HierarchyStructure(NativeStructure):
     """
 
     name = "hierarchy"
-    matrix_input = True
     report_names = (("hierarchical_f1", "hierarchical F1"), ("accuracy", "exact-match accuracy"))
 
     def __init__(
@@ -149,25 +176,19 @@ class HierarchyStructure(NativeStructure):
         n_features: int | None = None,
         layout: str = "node",
     ) -> None:
-        if hierarchy is None:
-            raise InvalidParameterError("hierarchy is required: a Hierarchy or a parents list")
         if isinstance(hierarchy, Mapping) and "parents" in hierarchy:  # a model file's form
             from bicrit.hierarchy.graph import Hierarchy
 
             hierarchy = Hierarchy.from_config(hierarchy)
-        if labels not in ("any", "leaves"):
-            raise InvalidParameterError(f"labels must be 'any' or 'leaves', got {labels!r}")
-        if loss not in ("node", "leaf", "normalized"):
-            raise InvalidParameterError(
-                f"loss must be 'node', 'leaf' or 'normalized', got {loss!r}"
-            )
+        self._parents, self._root, self._names = graph_of(hierarchy, root)
+        check_choice("labels", labels, ("any", "leaves"))
+        check_choice("loss", loss, ("node", "leaf", "normalized"))
+        check_choice("layout", layout, ("node", "feature"))
         if loss == "normalized" and multilabel:
             raise InvalidParameterError(
                 "loss='normalized' does not decompose over nodes, so it needs multilabel=False "
                 "(multi-label NHSVM uses the leaf-Hamming approximation loss='leaf')"
             )
-        if layout not in ("node", "feature"):
-            raise InvalidParameterError(f"layout must be 'node' or 'feature', got {layout!r}")
         self.hierarchy = hierarchy
         self.root = root
         self.labels = labels
@@ -178,21 +199,6 @@ class HierarchyStructure(NativeStructure):
         self.node_miss_weight = node_miss_weight
         self.n_features = n_features
         self.layout = layout
-        names = getattr(hierarchy, "names", None)
-        if hasattr(hierarchy, "parents") and hasattr(hierarchy, "root"):
-            self._parents = _parents_list(hierarchy.parents)
-            self._root = int(hierarchy.root)
-        else:
-            self._parents = _parents_list(hierarchy)
-            if root is None:
-                roots = [v for v, p in enumerate(self._parents) if not p]
-                if not roots:
-                    raise InvalidInputError(
-                        "the hierarchy has no node without parents (a cycle through every node?)"
-                    )
-                root = roots[0]  # several roots are reported natively, by name
-            self._root = int(root)
-        self._names = None if names is None else [str(n) for n in names]
         if n_features is not None:
             self._build(int(n_features))
 
@@ -292,12 +298,9 @@ class HierarchyStructure(NativeStructure):
         """``batch_oracle`` from precomputed node scores ``scores[i, n] = s_n·W_n·x_i`` (shape
         instances × nodes): for callers that score the nodes themselves — float32 or hashed
         weights, a sparse-times-dense product — and only need the exact inference."""
-        S = np.ascontiguousarray(scores, dtype=np.float64)
-        if S.ndim != 2:
-            raise InvalidInputError(f"scores must be 2-D (instances × nodes), got {S.ndim}-D")
         found = _native.hierarchy_batch_oracle_scores(
             self._require(),
-            S,
+            _node_scores(scores),
             self._y_many(Y),
             dict(coef or {}),
             n_jobs=n_jobs,
@@ -316,10 +319,9 @@ class HierarchyStructure(NativeStructure):
         sets), the candidate paths (single paths); docs/hierarchy-scores.md. Coherent with the
         hierarchy: ``with`` never increases and ``without`` never decreases from a node to its
         children. Parallel over instances with the GIL released."""
-        S = np.ascontiguousarray(scores, dtype=np.float64)
-        if S.ndim != 2:
-            raise InvalidInputError(f"scores must be 2-D (instances × nodes), got {S.ndim}-D")
-        with_, without = _native.hierarchy_max_marginals(self._require(), S, n_jobs=n_jobs)
+        with_, without = _native.hierarchy_max_marginals(
+            self._require(), _node_scores(scores), n_jobs=n_jobs
+        )
         return np.asarray(with_), np.asarray(without)
 
     def ratio_oracle(
@@ -338,19 +340,15 @@ class HierarchyStructure(NativeStructure):
         — the gold label with value 0 when nothing is positive. Single-path spaces only
         (enumeration); ties go to the first maximum in node order. Parallel over instances with
         the GIL released."""
-        labels, values, margins, losses = _native.hierarchy_ratio_oracle(
-            self._require(),
-            self._w(w),
-            self._x_many(X),
-            self._y_many(Y),
-            offset=float(offset),
-            n_jobs=n_jobs,
-        )
-        return RatioAnswers(
-            [np.asarray(y) for y in labels],
-            np.asarray(values),
-            np.asarray(margins),
-            np.asarray(losses),
+        return RatioAnswers.of(
+            _native.hierarchy_ratio_oracle(
+                self._require(),
+                self._w(w),
+                self._x_many(X),
+                self._y_many(Y),
+                offset=float(offset),
+                n_jobs=n_jobs,
+            )
         )
 
     def ratio_oracle_scores(
@@ -362,24 +360,15 @@ class HierarchyStructure(NativeStructure):
         n_jobs: int | None = None,
     ) -> RatioAnswers:
         """:meth:`ratio_oracle` from precomputed node scores ``scores[i, n] = s_n·W_n·x_i``."""
-        S = np.ascontiguousarray(scores, dtype=np.float64)
-        if S.ndim != 2:
-            raise InvalidInputError(f"scores must be 2-D (instances × nodes), got {S.ndim}-D")
-        labels, values, margins, losses = _native.hierarchy_ratio_oracle_scores(
-            self._require(), S, self._y_many(Y), offset=float(offset), n_jobs=n_jobs
+        return RatioAnswers.of(
+            _native.hierarchy_ratio_oracle_scores(
+                self._require(),
+                _node_scores(scores),
+                self._y_many(Y),
+                offset=float(offset),
+                n_jobs=n_jobs,
+            )
         )
-        return RatioAnswers(
-            [np.asarray(y) for y in labels],
-            np.asarray(values),
-            np.asarray(margins),
-            np.asarray(losses),
-        )
-
-    def _x_one(self, x: Any) -> Any:
-        return as_csr_tuple(x, name="x", n_features=self.n_features, one_row=True)
-
-    def _x_many(self, X: Any) -> Any:
-        return as_csr_tuple(X, name="X", n_features=self.n_features)
 
     def _y_one(self, y: Any) -> Any:
         a = np.asarray(y)

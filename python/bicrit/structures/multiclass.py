@@ -12,12 +12,12 @@ import numpy as np
 from bicrit import _native
 from bicrit.errors import InvalidInputError, InvalidParameterError
 from bicrit.structures._inputs import as_csr_tuple
-from bicrit.structures.native import NativeStructure
+from bicrit.structures.native import MatrixStructure
 
 __all__ = ["Multiclass"]
 
 
-class Multiclass(NativeStructure):
+class Multiclass(MatrixStructure):
     """φ(x, y) = x in block y of ``n_classes`` blocks; L(y, y_i) = [y ≠ y_i].
 
     Parameters
@@ -35,7 +35,6 @@ class Multiclass(NativeStructure):
     """
 
     name = "multiclass"
-    matrix_input = True
 
     report_names = (("accuracy", "accuracy"),)
 
@@ -81,12 +80,6 @@ class Multiclass(NativeStructure):
         self._native = _native.multiclass_structure(int(n_classes), int(n_features))
         self.n_classes, self.n_features = n_classes, n_features
         return self
-
-    def _x_one(self, x: Any) -> Any:
-        return as_csr_tuple(x, name="x", n_features=self.n_features, one_row=True)
-
-    def _x_many(self, X: Any) -> Any:
-        return as_csr_tuple(X, name="X", n_features=self.n_features)
 
     def _y_one(self, y: Any) -> Any:
         if isinstance(y, bool) or not isinstance(y, int | np.integer):
@@ -144,7 +137,7 @@ class Multiclass(NativeStructure):
         """Per-class scores ``X @ coef.T`` (columns in class order)."""
         import scipy.sparse as sp
 
-        indptr, indices, data, d = as_csr_tuple(X, name="X", n_features=self.n_features)
+        indptr, indices, data, d = self._x_many(X)
         M = sp.csr_array((data, indices, indptr), shape=(len(indptr) - 1, d))
         return np.asarray(M @ self.coef(w).T)
 

@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 
 from bicrit import _native
-from bicrit.errors import InvalidInputError, InvalidParameterError
+from bicrit.errors import InvalidInputError, InvalidParameterError, check_choice
 from bicrit.structures._inputs import as_csr_tuple
-from bicrit.structures.native import NativeStructure
+from bicrit.structures.native import MatrixStructure
 
 __all__ = ["MAX_EXACT_LABELS", "LabelCounts", "Multilabel"]
 
@@ -117,7 +117,7 @@ class LabelCounts:
         return [(int(a), int(b)) for a, b in edges]
 
 
-class Multilabel(NativeStructure):
+class Multilabel(MatrixStructure):
     """Pairwise binary MRF over K labels with Hamming loss.
 
     φ(x, y) = [x·y_0, …, x·y_{K−1}, edge-state indicators (4 per edge)], of length
@@ -158,7 +158,6 @@ class Multilabel(NativeStructure):
     """
 
     name = "multilabel"
-    matrix_input = True
     report_names = (
         ("subset_accuracy", "subset acc"),
         ("jaccard_accuracy", "Jaccard acc (thesis Acc)"),
@@ -188,14 +187,8 @@ class Multilabel(NativeStructure):
                 "edges must be 'auto', 'full', 'tree', 'chain' or a list of (i, j) pairs, "
                 f"got {edges!r}"
             )
-        if inference not in ("exact", "relaxed", "tree", "auto"):
-            raise InvalidParameterError(
-                f"inference must be 'exact', 'relaxed', 'tree' or 'auto', got {inference!r}"
-            )
-        if relaxed_solver not in ("qpbo", "lp"):
-            raise InvalidParameterError(
-                f"relaxed_solver must be 'qpbo' or 'lp', got {relaxed_solver!r}"
-            )
+        check_choice("inference", inference, ("exact", "relaxed", "tree", "auto"))
+        check_choice("relaxed_solver", relaxed_solver, ("qpbo", "lp"))
         learnt = isinstance(edges, str) and edges in ("tree", "auto")
         if learnt and n_labels is not None:
             learnt = auto_edges(edges, int(n_labels))[0] == "tree"
@@ -261,12 +254,6 @@ class Multilabel(NativeStructure):
             label_counts = LabelCounts.of(Ym)
         self._build(int(Ym.shape[1]), int(n_features), label_counts if learnt else None)
         return self
-
-    def _x_one(self, x: Any) -> Any:
-        return as_csr_tuple(x, name="x", n_features=self.n_features, one_row=True)
-
-    def _x_many(self, X: Any) -> Any:
-        return as_csr_tuple(X, name="X", n_features=self.n_features)
 
     def _y_one(self, y: Any) -> Any:
         if isinstance(y, tuple):

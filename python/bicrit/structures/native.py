@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from bicrit.errors import InvalidInputError
+from bicrit.structures._inputs import as_csr_tuple
 from bicrit.structures.base import Answer, Cone, Structure
 
 
@@ -49,6 +50,10 @@ class NativeStructure(Structure):
 
     def _y_many(self, Y: Any) -> Any:
         return Y
+
+    def _y_batch(self, Xn: Any, Y: Any) -> Any:
+        """Labels of a batch whose inputs are ``Xn`` (already normalised)."""
+        return self._y_many(Y)
 
     def native_inputs(self, X: Any, Y: Any) -> tuple[Any, Any]:
         """``(X, Y)`` of a training set as the native structure takes them (the wrapper's own
@@ -125,12 +130,27 @@ class NativeStructure(Structure):
         k: int = 1,
         cone: Cone | None = None,
     ) -> list[list[Answer]]:
+        Xn = self._x_many(X)
         found = self._require().batch_oracle(
             self._w(w),
-            self._x_many(X),
-            self._y_many(Y),
+            Xn,
+            self._y_batch(Xn, Y),
             dict(coef or {}),
             n_jobs=n_jobs,
             **native_query(margin_coef, tiebreak, k, cone),
         )
         return [[Answer(*a) for a in per] for per in found]
+
+
+class MatrixStructure(NativeStructure):
+    """A native structure whose instances are rows of a feature matrix ``n_features`` wide
+    (dense or sparse, passed to the native code as CSR)."""
+
+    matrix_input = True
+    n_features: int | None = None
+
+    def _x_one(self, x: Any) -> Any:
+        return as_csr_tuple(x, name="x", n_features=self.n_features, one_row=True)
+
+    def _x_many(self, X: Any) -> Any:
+        return as_csr_tuple(X, name="X", n_features=self.n_features)

@@ -93,10 +93,4 @@ def capabilities(surrogate: Any) -> dict[str, Any]:
 
 def register_builtins(registry: Registrar) -> None:
     """Registers bicrit's built-in surrogates, described by the native catalog."""
-    for entry in _native.catalog()["surrogate"]:
-        registry.add_surrogate(
-            entry["name"],
-            partial(Surrogate, entry["name"]),
-            description=entry["description"],
-            capabilities=dict(entry["capabilities"]),
-        )
+    registry.add_native("surrogate", lambda name: partial(Surrogate, name))

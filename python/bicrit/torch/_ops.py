@@ -62,9 +62,7 @@ def _native_loss(
 ) -> dict[str, Any]:
     psi, spec, opts = _config(config)
     options = {**opts, **extra}
-    from bicrit.scores import prefer_frontier
-
-    return _native.scores_loss(kind, arrays, gold, options, psi, spec, prefer_frontier(kind))
+    return _native.scores_loss(kind, arrays, gold, options, psi, spec)
 
 
 def _outputs(out: dict[str, Any], label_keys: tuple[str, ...], like: Tensor) -> tuple[Tensor, ...]:
@@ -353,6 +351,58 @@ def _mc_backward(ctx: Any, g_loss: Any, *_: Any) -> Any:
 
 
 torch.library.register_autograd("bicrit::multiclass_loss", _mc_backward, setup_context=_mc_setup)
+
+
+# ---------------------------------------------------------------------------------------------
+# hierarchy
+
+
+@torch.library.custom_op("bicrit::hierarchy_loss", mutates_args=())
+def hierarchy_loss(
+    scores: Tensor, gold: Tensor, config: str
+) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """(loss [B], answer node indicators [B, 2, M], weights [B, 2], ∂ψ/∂m [B]); the hierarchy
+    structure travels in ``config`` as a token (:func:`register_object`)."""
+    psi, spec, opts = _config(config)
+    options = {k: v for k, v in opts.items() if k != "structure"}
+    options["structure"] = _OBJECTS[opts["structure"]]
+    out = _native.scores_loss(
+        "hierarchy",
+        {"scores": _np(scores)},
+        {"nodes": _np_int(gold)},
+        options,
+        psi,
+        spec,
+    )
+    return _outputs(out, ("nodes",), scores)  # type: ignore[return-value]
+
+
+@hierarchy_loss.register_fake
+def _(scores: Any, gold: Any, config: Any) -> Any:
+    b, m = scores.shape
+    return (
+        scores.new_empty((b,)),
+        scores.new_empty((b, 2, m)),
+        scores.new_empty((b, 2)),
+        scores.new_empty((b,)),
+    )
+
+
+def _hier_setup(ctx: Any, inputs: Any, output: Any) -> Any:
+    _, gold, _ = inputs
+    _, nodes, weights, coef = output
+    ctx.save_for_backward(gold, nodes, weights, coef)
+
+
+def _hier_backward(ctx: Any, g_loss: Any, *_: Any) -> Any:
+    # ∂ψ/∂m · (Σ_j weight_j·1[ŷ_j] − 1[y]): a label's score is the sum of its nodes' scores
+    gold, nodes, weights, coef = ctx.saved_tensors
+    c = g_loss * coef
+    d = torch.einsum("ba,bam->bm", weights * c.unsqueeze(1), nodes)
+    return d - c.unsqueeze(1) * gold.to(d.dtype), None, None
+
+
+torch.library.register_autograd("bicrit::hierarchy_loss", _hier_backward, setup_context=_hier_setup)
 
 
 def config_string(surrogate: Any, search: str, **options: Any) -> str:

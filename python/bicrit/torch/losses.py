@@ -192,6 +192,52 @@ def multiclass_loss(
     return _check.reduce(loss, reduction, None)
 
 
+def _native_hierarchy(structure: Any) -> Any:
+    """The native hierarchy structure of ``structure`` (``bicrit.structure('hierarchy', ...)``
+    built with ``n_features``: any value, the scores are given)."""
+    native = getattr(structure, "_native", None)
+    if native is None or getattr(structure, "name", None) != "hierarchy":
+        raise InvalidInputError(
+            "structure must be an initialised hierarchy structure, e.g. "
+            "bicrit.structure('hierarchy', parents, n_features=1)"
+        )
+    return native
+
+
+def hierarchy_loss(
+    scores: Tensor,
+    gold: Tensor,
+    *,
+    structure: Any,
+    surrogate: Any = "margin",
+    reduction: str = "mean",
+    search: str = "auto",
+    surrogate_params: Mapping[str, float] | None = None,
+    search_options: Mapping[str, Any] | None = None,
+) -> Tensor:
+    """Structured loss of hierarchical labels on per-node scores: ``scores`` [B, M] (the score
+    of a label is the sum of its nodes' scores), ``gold`` [B, M] node indicators in {0, 1}
+    (ancestor-closed, root included). ``structure`` (a hierarchy structure,
+    :class:`bicrit.structures.hierarchy.HierarchyStructure`) gives the label space and the task
+    loss: the node Hamming loss with its per-node costs λ_n of a wrongly predicted node and
+    μ_n of a missed one (``node_loss_weight``, ``node_miss_weight``), or the leaf Hamming loss.
+    Loss-augmented inference: a dynamic program on trees, a min-cut on DAGs."""
+    _check.reduction(reduction)
+    _check.floating("scores", scores, (2,))
+    b, m = scores.shape
+    native = _native_hierarchy(structure)
+    if m != structure.n_nodes:
+        raise InvalidInputError(
+            f"scores must have one column per node of the hierarchy ({structure.n_nodes}), got {m}"
+        )
+    gold = _check.integer("gold", gold, (b, m), scores)
+    cfg = _config(
+        surrogate, search, surrogate_params, search_options, structure=_ops.register_object(native)
+    )
+    loss = torch.ops.bicrit.hierarchy_loss(scores, gold, cfg)[0]
+    return _check.reduce(loss, reduction, None)
+
+
 class _Loss(nn.Module):
     def __init__(
         self,
@@ -278,3 +324,16 @@ class MulticlassLoss(_Loss):
 
     def forward(self, scores: Tensor, gold: Tensor) -> Tensor:
         return multiclass_loss(scores, gold, **self._kw())
+
+
+class HierarchyLoss(_Loss):
+    """:func:`hierarchy_loss` as a module: ``HierarchyLoss(structure, surrogate="margin")(scores,
+    gold)`` with per-node ``scores`` [B, M] and gold node indicators [B, M]."""
+
+    def __init__(self, structure: Any, **kw: Any) -> None:
+        _native_hierarchy(structure)
+        super().__init__(**kw)
+        self.structure = structure
+
+    def forward(self, scores: Tensor, gold: Tensor) -> Tensor:
+        return hierarchy_loss(scores, gold, structure=self.structure, **self._kw())

@@ -48,6 +48,7 @@ pub mod conic;
 pub mod maxmin;
 pub mod nhsvm3;
 pub mod paths;
+pub mod platt;
 pub mod power;
 pub mod shared_conic;
 pub mod shared_tree;

@@ -14,11 +14,24 @@
 use bicrit_core::SparseVec;
 
 /// S = u + r·v, with the total weight Σρ.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Debug, PartialEq)]
 pub struct LazyAverage {
     u: Vec<f64>,
     r: f64,
     total: f64,
+}
+
+impl Clone for LazyAverage {
+    fn clone(&self) -> Self {
+        LazyAverage { u: self.u.clone(), r: self.r, total: self.total }
+    }
+
+    /// Reuses `self`'s buffer (no allocation when it is large enough).
+    fn clone_from(&mut self, source: &Self) {
+        self.u.clone_from(&source.u);
+        self.r = source.r;
+        self.total = source.total;
+    }
 }
 
 impl LazyAverage {
@@ -34,6 +47,23 @@ impl LazyAverage {
             let k = -self.r * scale;
             for (&i, &x) in delta.indices.iter().zip(&delta.values) {
                 self.u[i] += k * x;
+            }
+        }
+    }
+
+    /// Applies v ← v + scale·delta to `v` and records it: [`LazyAverage::on_update`] and the
+    /// update in one pass over delta's entries (the same arithmetic as the two apart).
+    #[inline]
+    pub fn on_update_axpy(&mut self, v: &mut [f64], delta: &SparseVec, scale: f64) {
+        if self.r != 0.0 {
+            let k = -self.r * scale;
+            for (&i, &x) in delta.indices.iter().zip(&delta.values) {
+                self.u[i] += k * x;
+                v[i] += scale * x;
+            }
+        } else {
+            for (&i, &x) in delta.indices.iter().zip(&delta.values) {
+                v[i] += scale * x;
             }
         }
     }

@@ -64,6 +64,17 @@ impl<'a> Context<'a> {
         }
     }
 
+    /// `f(item)` for every item of `items`, consumed (so what `f` drops is freed on the pool's
+    /// threads), in parallel on the pool when there is one; results in the order of `items`.
+    pub fn map_owned<T: Send, R: Send>(&self, items: Vec<T>, f: impl Fn(T) -> R + Sync + Send) -> Vec<R> {
+        match self.pool {
+            Some(pool) if items.len() > 1 && pool.current_num_threads() > 1 => {
+                pool.install(|| items.into_par_iter().map(f).collect())
+            }
+            _ => items.into_iter().map(f).collect(),
+        }
+    }
+
     /// Builds a pool of `n_jobs` threads (−1: all cores, 1: none).
     pub fn pool(n_jobs: i64) -> Result<Option<rayon::ThreadPool>> {
         let n = match n_jobs {

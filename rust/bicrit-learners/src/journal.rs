@@ -26,10 +26,8 @@ impl<L> Journal<L> {
     }
 }
 
-/// Stores the warm start of instance `i`'s latest search: its own warm-start labels (the final hull
-/// chain) first, then the labels of the previous warm start that are not among them, at most
-/// `common.cache_size` in all (nothing when warm starts are off). The previous one goes to the
-/// journal.
+/// Stores the warm start of instance `i`'s latest search ([`merged_warm`] with the previous one;
+/// nothing when warm starts are off). The previous one goes to the journal.
 pub(crate) fn keep_warm<L: Clone + PartialEq>(
     warm: &mut [Option<WarmStart<L>>],
     i: usize,
@@ -40,9 +38,20 @@ pub(crate) fn keep_warm<L: Clone + PartialEq>(
     if !common.warm_start {
         return;
     }
+    let merged = merged_warm(warm[i].as_ref(), new, common);
+    install_warm(warm, i, merged, journal);
+}
+
+/// The warm start to keep after a search: its own warm-start labels (the final hull chain) first,
+/// then the labels of the previous warm start `old` that are not among them, at most
+/// `common.cache_size` in all. Pure, so learners may compute it in parallel.
+pub(crate) fn merged_warm<L: Clone + PartialEq>(
+    old: Option<&WarmStart<L>>,
+    new: WarmStart<L>,
+    common: &params::Common,
+) -> WarmStart<L> {
     let mut new = new;
-    let old = warm[i].take();
-    if let Some(old) = &old {
+    if let Some(old) = old {
         for l in &old.labels {
             if new.labels.len() >= common.cache_size {
                 break;
@@ -53,6 +62,17 @@ pub(crate) fn keep_warm<L: Clone + PartialEq>(
         }
     }
     new.labels.truncate(common.cache_size);
-    warm[i] = Some(new);
+    new
+}
+
+/// Replaces instance `i`'s warm start by `merged` ([`merged_warm`]); the previous one goes to the
+/// journal.
+pub(crate) fn install_warm<L>(
+    warm: &mut [Option<WarmStart<L>>],
+    i: usize,
+    merged: WarmStart<L>,
+    journal: &mut Journal<L>,
+) {
+    let old = warm[i].replace(merged);
     journal.warm.push((i, old));
 }

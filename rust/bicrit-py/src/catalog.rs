@@ -165,6 +165,7 @@ fn structures<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         }
         let e = entry(py, info.name, info.description, caps)?;
         e.set_item("note", info.note)?;
+        e.set_item("frontier_one_pass", info.frontier_one_pass)?;
         out.append(e)?;
     }
     Ok(out)
@@ -193,9 +194,40 @@ fn surrogate_capabilities<'py>(
     surrogate_caps(py, psi.get())
 }
 
+/// The search `search="auto"` runs for `surrogate` on the structure registered as `structure`
+/// whose oracle answers `capabilities` (a mapping of flags; missing ones are false);
+/// `integral` asks for the exact maximum over the integral labels
+/// ([`bicrit_structures::catalog::auto_search`], the one place the choice is made).
+#[pyfunction]
+#[pyo3(signature = (structure, surrogate, capabilities, integral=false))]
+fn auto_search(
+    structure: &str,
+    surrogate: &Bound<'_, PyAny>,
+    capabilities: &Bound<'_, PyAny>,
+    integral: bool,
+) -> PyResult<&'static str> {
+    let flag = |k: &str| -> PyResult<bool> {
+        match capabilities.get_item(k) {
+            Ok(v) => v.is_truthy(),
+            Err(e) if e.is_instance_of::<pyo3::exceptions::PyKeyError>(capabilities.py()) => Ok(false),
+            Err(e) => Err(e),
+        }
+    };
+    let caps = Capabilities {
+        ban: flag("ban")?,
+        kbest: flag("kbest")?,
+        cone: flag("cone")?,
+        relaxed: flag("relaxed")?,
+        frontier: flag("frontier")?,
+    };
+    let psi = SurrogateRef::from_py(surrogate)?;
+    Ok(bicrit_structures::catalog::auto_search(structure, psi.get(), caps, integral))
+}
+
 /// Adds the catalog functions to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(catalog, m)?)?;
     m.add_function(wrap_pyfunction!(surrogate_capabilities, m)?)?;
+    m.add_function(wrap_pyfunction!(auto_search, m)?)?;
     Ok(())
 }

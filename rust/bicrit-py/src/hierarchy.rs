@@ -10,13 +10,16 @@ use bicrit_hierarchy::{
     SharedConicAlpha, SharedTreeAlpha,
 };
 use bicrit_structures::hierarchy::graph::find_root;
-use numpy::{IntoPyArray, PyArray1};
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 
 use crate::errors;
 
 /// (α, objective, method name).
 type AlphaOut<'py> = (Bound<'py, PyArray1<f64>>, f64, &'static str);
+
+/// Platt's (a, b), one entry per column.
+type PlattOut<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>);
 
 /// `parents` as node ids (negative or too large ids named with their node).
 pub(crate) fn parent_ids(
@@ -146,6 +149,37 @@ impl PyHierarchyGraph {
         csr(py, self.inner.n_nodes(), |v| self.inner.children(v).to_vec())
     }
 
+    /// The ancestor closure of every node set, ascending: with the root when `include_root`
+    /// (also for an empty set), else without it. An id outside the graph is an error naming it.
+    fn closures<'py>(
+        &self,
+        py: Python<'py>,
+        sets: Vec<PyReadonlyArray1<'py, i64>>,
+        include_root: bool,
+    ) -> PyResult<Vec<Bound<'py, PyArray1<i64>>>> {
+        let n = self.inner.n_nodes();
+        let mut node_sets = Vec::with_capacity(sets.len());
+        for set in &sets {
+            let set = set.as_array();
+            if let Some(&bad) = set.iter().find(|&&v| v < 0 || v as usize >= n) {
+                let msg = format!("node id {bad} outside 0..{}", n - 1);
+                return Err(errors::to_py(py, Error::input(msg)));
+            }
+            node_sets.push(set.iter().map(|&v| v as usize).collect::<Vec<usize>>());
+        }
+        let root = self.inner.root() as u32;
+        let closed = errors::native(py, || Ok(self.inner.closures(&node_sets)))?;
+        let fix = |mut c: Vec<u32>| {
+            if !include_root {
+                c.retain(|&v| v != root);
+            } else if c.is_empty() {
+                c.push(root);
+            }
+            c
+        };
+        Ok(closed.into_iter().map(|c| ids(py, fix(c))).collect())
+    }
+
     /// (indptr, indices) of every node's ancestors, itself and the root included, ascending.
     fn ancestor_csr<'py>(&self, py: Python<'py>) -> (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>) {
         let (ptr, idx) = self.inner.ancestor_rows();
@@ -253,9 +287,37 @@ pub fn alpha_shared<'py>(
     Ok(out(py, sol))
 }
 
+/// Platt scaling of every column of `scores` (instances × nodes) against the 0/1 `labels` over
+/// the rows where `weights` > 0 (`bicrit_hierarchy::platt`): (a, b) per column, the columns in
+/// parallel with the GIL released.
+#[pyfunction]
+pub fn platt_fit<'py>(
+    py: Python<'py>,
+    scores: PyReadonlyArray2<'py, f64>,
+    labels: PyReadonlyArray2<'py, f64>,
+    weights: PyReadonlyArray2<'py, f64>,
+) -> PyResult<PlattOut<'py>> {
+    let (s, y, w) = (scores.as_array(), labels.as_array(), weights.as_array());
+    for (name, a) in [("labels", &y), ("weights", &w)] {
+        if a.shape() != s.shape() {
+            let msg = format!("{name} have shape {:?}, the scores {:?}", a.shape(), s.shape());
+            return Err(errors::to_py(py, Error::input(msg)));
+        }
+    }
+    let column = |a: &numpy::ndarray::ArrayView2<'_, f64>, j: usize| a.column(j).to_vec();
+    let cols: Vec<_> = (0..s.ncols()).map(|j| (column(&s, j), column(&y, j), column(&w, j))).collect();
+    let fits: Vec<(f64, f64)> = errors::native(py, || {
+        use rayon::prelude::*;
+        Ok(cols.par_iter().map(|(s, y, w)| bicrit_hierarchy::platt::platt_fit(s, y, w)).collect())
+    })?;
+    let (a, b): (Vec<f64>, Vec<f64>) = fits.into_iter().unzip();
+    Ok((a.into_pyarray(py), b.into_pyarray(py)))
+}
+
 /// Registers the family's functions.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyHierarchyGraph>()?;
+    m.add_function(wrap_pyfunction!(platt_fit, m)?)?;
     m.add_function(wrap_pyfunction!(alpha_power, m)?)?;
     m.add_function(wrap_pyfunction!(alpha_maxmin, m)?)?;
     m.add_function(wrap_pyfunction!(alpha_shared, m)?)?;

@@ -14,7 +14,7 @@ use bicrit_structures::scores::multiclass::ScoreMulticlass;
 use bicrit_structures::scores::multilabel::ScoreMultilabel;
 use bicrit_structures::scores::tree::ScoreTree;
 use bicrit_structures::scores::{
-    decode_batch, kbest_batch, loss_batch, InstanceLoss, Method, ScoreStructure,
+    decode_batch, kbest_batch, loss_batch, loss_gradient, InstanceLoss, Method, ScoreStructure,
 };
 use bicrit_structures::DepLabel;
 use numpy::{IntoPyArray, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn, PyUntypedArrayMethods};
@@ -564,14 +564,14 @@ fn method_of(
     s: &impl ScoreStructure,
     psi: &dyn bicrit_surrogates::Surrogate,
     search: Option<&Bound<'_, PySearchSpec>>,
-    prefer_frontier: bool,
 ) -> PyResult<Method> {
     match search {
         Some(spec) => Ok(Method::Search(spec.get().inner.clone())),
-        None => Method::auto(psi, s.capabilities(), prefer_frontier).map_err(|e| to_py(py, e)),
+        None => Method::auto(s.name(), psi, s.capabilities()).map_err(|e| to_py(py, e)),
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn loss_of<'py, S: Kind>(
     py: Python<'py>,
     s: &S,
@@ -579,11 +579,11 @@ fn loss_of<'py, S: Kind>(
     gold: &Bound<'py, PyDict>,
     surrogate: &Bound<'py, PyAny>,
     search: Option<&Bound<'py, PySearchSpec>>,
-    prefer_frontier: bool,
+    gradient: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let gold = s.gold(py, gold)?;
     let psi = SurrogateRef::from_py(surrogate)?;
-    let method = method_of(py, s, psi.get(), search, prefer_frontier)?;
+    let method = method_of(py, s, psi.get(), search)?;
     let out: Vec<InstanceLoss<S::Label>> = match &psi {
         SurrogateRef::Builtin(b) => {
             let p = b.get().inner.as_ref();
@@ -618,19 +618,20 @@ fn loss_of<'py, S: Kind>(
         arr(py, out.iter().map(|o| o.upper_bound.unwrap_or(f64::NAN)).collect(), &[b])?,
     )?;
     d.set_item("method", method.name())?;
-    let gold_refs: Vec<Vec<&S::Label>> = gold.iter().map(|g| vec![g]).collect();
-    let gd = PyDict::new(py);
-    s.pack(py, &gold_refs, 1, &gd)?;
-    d.set_item("gold", gd)?;
+    if gradient {
+        let grad = errors::native(py, || loss_gradient(s, &gold, &out))?;
+        d.set_item("grad", grad.into_pyarray(py))?;
+    }
     s.pack(py, &labels, 2, &d)?;
     Ok(d)
 }
 
 /// The structured loss of every example: `kind` in chain, tree, multilabel, multiclass,
 /// hierarchy; `arrays` the float64 score arrays by name; `gold` the gold labels by name;
-/// `options` the kind's options; `search` a `SearchSpec` or None for the automatic choice.
+/// `options` the kind's options; `search` a `SearchSpec` or None for the automatic choice;
+/// `gradient`: also the gradient of the summed loss w.r.t. the scores, flat in their order.
 #[pyfunction]
-#[pyo3(signature = (kind, arrays, gold, options, surrogate, search=None, prefer_frontier=true))]
+#[pyo3(signature = (kind, arrays, gold, options, surrogate, search=None, gradient=false))]
 #[allow(clippy::too_many_arguments)]
 pub fn scores_loss<'py>(
     py: Python<'py>,
@@ -640,15 +641,16 @@ pub fn scores_loss<'py>(
     options: &Bound<'py, PyDict>,
     surrogate: &Bound<'py, PyAny>,
     search: Option<&Bound<'py, PySearchSpec>>,
-    prefer_frontier: bool,
+    gradient: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let (built, w) = build(py, kind, arrays, options)?;
+    let g = gradient;
     match &built {
-        Built::Chain(s) => loss_of(py, s, w, gold, surrogate, search, prefer_frontier),
-        Built::Tree(s) => loss_of(py, s, w, gold, surrogate, search, prefer_frontier),
-        Built::Multilabel(s) => loss_of(py, s, w, gold, surrogate, search, prefer_frontier),
-        Built::Multiclass(s) => loss_of(py, s, w, gold, surrogate, search, prefer_frontier),
-        Built::Hierarchy(s) => loss_of(py, s.as_ref(), w, gold, surrogate, search, prefer_frontier),
+        Built::Chain(s) => loss_of(py, s, w, gold, surrogate, search, g),
+        Built::Tree(s) => loss_of(py, s, w, gold, surrogate, search, g),
+        Built::Multilabel(s) => loss_of(py, s, w, gold, surrogate, search, g),
+        Built::Multiclass(s) => loss_of(py, s, w, gold, surrogate, search, g),
+        Built::Hierarchy(s) => loss_of(py, s.as_ref(), w, gold, surrogate, search, g),
     }
 }
 

@@ -17,6 +17,8 @@ pub struct StructureOracle<'s, S: Structure> {
     y_true: &'s S::Label,
     factors: FactorMap,
     calls: usize,
+    /// The structure's [`Structure::shared_scores`] of this instance, once computed.
+    shared: Option<Option<Vec<f64>>>,
 }
 
 impl<'s, S: Structure> StructureOracle<'s, S> {
@@ -29,7 +31,16 @@ impl<'s, S: Structure> StructureOracle<'s, S> {
         y_true: &'s S::Label,
         factors: FactorMap,
     ) -> Self {
-        StructureOracle { structure, w, data, i, y_true, factors, calls: 0 }
+        StructureOracle { structure, w, data, i, y_true, factors, calls: 0, shared: None }
+    }
+
+    /// The instance's shared scores (computed on first use; every query of this inference sees
+    /// the same `w`).
+    fn shared(&mut self) -> Result<Option<&[f64]>> {
+        if self.shared.is_none() {
+            self.shared = Some(self.structure.shared_scores(self.w, self.data, self.i)?);
+        }
+        Ok(self.shared.as_ref().and_then(|s| s.as_deref()))
     }
 
     /// Number of structure oracle calls made so far.
@@ -74,7 +85,8 @@ impl<S: Structure> LambdaOracle for StructureOracle<'_, S> {
         let (primary, secondary) = self.factors.objectives(q.lambda);
         let tq = TermQuery { primary, secondary, ban: q.ban, k: q.k.max(1), cone: q.cone };
         self.calls += 1;
-        let found = self.structure.oracle(self.w, self.data, self.i, self.y_true, &tq)?;
+        let (structure, w, data, i, y_true) = (self.structure, self.w, self.data, self.i, self.y_true);
+        let found = structure.oracle_shared(w, data, i, y_true, &tq, self.shared()?)?;
         Ok(found.into_iter().map(|s| self.to_point(s)).collect())
     }
 
@@ -102,8 +114,9 @@ impl<S: Structure> LambdaOracle for StructureOracle<'_, S> {
             )));
         }
         self.calls += 1;
-        let found =
-            self.structure.frontier(self.w, self.data, self.i, self.y_true, &self.factors.h.linear())?;
+        let (structure, w, data, i, y_true) = (self.structure, self.w, self.data, self.i, self.y_true);
+        let objective = self.factors.h.linear();
+        let found = structure.frontier_shared(w, data, i, y_true, &objective, self.shared()?)?;
         let mut pts: Vec<Point<S::Label>> = Vec::with_capacity(found.len());
         for p in found.into_iter().map(|s| self.to_point(s)) {
             match pts.iter_mut().find(|q| q.g == p.g) {
@@ -118,16 +131,18 @@ impl<S: Structure> LambdaOracle for StructureOracle<'_, S> {
     /// Re-scores labels from an earlier inference under the current weights (warm start, thesis
     /// §`sec:convex_hull_search`): m(y) = w·φ(x, y) − w·φ(x, y_i) and the terms, no oracle call.
     fn evaluate(&mut self, labels: &[S::Label]) -> Result<Option<Vec<Point<S::Label>>>> {
-        let gold = self.structure.score(self.w, self.data, self.i, self.y_true)?;
-        labels
+        let (structure, w, data, i, y_true) = (self.structure, self.w, self.data, self.i, self.y_true);
+        let shared = self.shared()?;
+        let gold = structure.score_shared(w, data, i, y_true, shared)?;
+        let scored = labels
             .iter()
             .map(|y| {
-                let margin = self.structure.score(self.w, self.data, self.i, y)? - gold;
-                let terms = self.structure.terms(y, self.y_true)?;
-                Ok(self.to_point(Scored { label: y.clone(), margin, terms }))
+                let margin = structure.score_shared(w, data, i, y, shared)? - gold;
+                let terms = structure.terms(y, y_true)?;
+                Ok(Scored { label: y.clone(), margin, terms })
             })
-            .collect::<Result<Vec<_>>>()
-            .map(Some)
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Some(scored.into_iter().map(|s| self.to_point(s)).collect()))
     }
 }
 

@@ -86,6 +86,21 @@ pub trait Structure: Send + Sync {
     /// φ(x_i, y) as a sparse vector (indices may repeat).
     fn joint_feature(&self, data: &Self::Data, i: usize, y: &Self::Label) -> Result<SparseVec>;
 
+    /// φ(x_i, y) − φ(x_i, y_true) with unique indices and no exact zeros, entry for entry what
+    /// accumulating the two vectors gives (the entries of y's φ first, in its order, then those
+    /// only y_true has), when the structure computes it without building φ(x_i, y); `None`
+    /// (the default): the caller builds it from [`Structure::joint_feature`].
+    fn joint_feature_difference(
+        &self,
+        data: &Self::Data,
+        i: usize,
+        y: &Self::Label,
+        y_true: &Self::Label,
+    ) -> Option<Result<SparseVec>> {
+        let _ = (data, i, y, y_true);
+        None
+    }
+
     /// Decomposable terms of `y` against `y_true` (fails when the two are not labels of the
     /// same instance, e.g. sequences of different lengths).
     fn terms(&self, y: &Self::Label, y_true: &Self::Label) -> Result<Terms>;
@@ -106,6 +121,61 @@ pub trait Structure: Send + Sync {
     /// w·φ(x_i, y).
     fn score(&self, w: &[f64], data: &Self::Data, i: usize, y: &Self::Label) -> Result<f64> {
         Ok(self.joint_feature(data, i, y)?.dot(w))
+    }
+
+    /// Scores of instance `i` under `w` that every query of one inference can share, such as a
+    /// chain's emission scores w·x_t (the costly part of a Viterbi call on NER features).
+    /// [`StructureOracle`] computes them once per inference, when first needed, and hands them to
+    /// [`Structure::oracle_shared`], [`Structure::frontier_shared`] and
+    /// [`Structure::score_shared`], so that a search's certificate calls and warm-start
+    /// re-evaluations cost only the DP. `None` (the default): nothing worth sharing.
+    fn shared_scores(&self, w: &[f64], data: &Self::Data, i: usize) -> Result<Option<Vec<f64>>> {
+        let _ = (w, data, i);
+        Ok(None)
+    }
+
+    /// [`Structure::oracle`] given the [`Structure::shared_scores`] of the same `w` and `i`
+    /// (the default ignores them).
+    fn oracle_shared(
+        &self,
+        w: &[f64],
+        data: &Self::Data,
+        i: usize,
+        y_true: &Self::Label,
+        q: &TermQuery<'_, Self::Label>,
+        shared: Option<&[f64]>,
+    ) -> Result<Vec<Scored<Self::Label>>> {
+        let _ = shared;
+        self.oracle(w, data, i, y_true, q)
+    }
+
+    /// [`Structure::frontier`] given the [`Structure::shared_scores`] of the same `w` and `i`
+    /// (the default ignores them).
+    fn frontier_shared(
+        &self,
+        w: &[f64],
+        data: &Self::Data,
+        i: usize,
+        y_true: &Self::Label,
+        objective: &Objective,
+        shared: Option<&[f64]>,
+    ) -> Result<Vec<Scored<Self::Label>>> {
+        let _ = shared;
+        self.frontier(w, data, i, y_true, objective)
+    }
+
+    /// [`Structure::score`] given the [`Structure::shared_scores`] of the same `w` and `i`
+    /// (the default ignores them).
+    fn score_shared(
+        &self,
+        w: &[f64],
+        data: &Self::Data,
+        i: usize,
+        y: &Self::Label,
+        shared: Option<&[f64]>,
+    ) -> Result<f64> {
+        let _ = shared;
+        self.score(w, data, i, y)
     }
 
     /// The frontier by loss value (needs `capabilities().frontier`): for every attainable value

@@ -1,5 +1,6 @@
 //! The `frontier` search over structure oracles against brute force: on small random chains
-//! (T ≤ 6, S ≤ 3, random weights and features, token Hamming loss) and multiclass instances, its
+//! (T ≤ 6, S ≤ 3, random weights and features, token Hamming loss), multiclass instances and
+//! multi-label instances with exact inference (K ≤ 7, full or sparse pairwise graphs), its
 //! answer is the maximum of ψ(m(y), L(y)) over every label, enumerated and scored through
 //! `joint_feature` and `terms` (code paths independent of the DP), for every registered surrogate
 //! with the plain factor map h = m, g = L; it makes exactly one oracle call and certifies its
@@ -7,7 +8,10 @@
 
 use bicrit_core::{CsrMatrix, FactorMap, LambdaOracle};
 use bicrit_searches::SearchSpec;
-use bicrit_structures::{Chain, ChainData, ChainLoss, Multiclass, Structure, StructureOracle};
+use bicrit_structures::multilabel::{full_edges, Inference};
+use bicrit_structures::{
+    Chain, ChainData, ChainLoss, MlLabel, Multiclass, Multilabel, Structure, StructureOracle,
+};
 use bicrit_surrogates::by_name;
 
 struct Rng(u64);
@@ -125,6 +129,29 @@ fn frontier_search_on_multiclass_equals_brute_force() {
         let gold = rng.below(k);
         let labels: Vec<usize> = (0..k).collect();
         check(&s, &w, &x, &gold, &labels, 1.0, &|| format!("case {case}: K={k} gold={gold}"));
+    }
+}
+
+#[test]
+fn frontier_search_on_multilabel_equals_brute_force() {
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    for case in 0..300 {
+        let (k, d) = (1 + rng.below(7), 1 + rng.below(3));
+        let edges: Vec<(usize, usize)> = if rng.below(2) == 0 {
+            full_edges(k)
+        } else {
+            full_edges(k).into_iter().filter(|_| rng.below(2) == 0).collect()
+        };
+        let s = Multilabel::new(k, d, edges, Inference::Exact).unwrap();
+        let x = CsrMatrix::from_dense(&[(0..d).map(|_| rng.unif(-2.0, 2.0)).collect()], d).unwrap();
+        let mag = [0.05, 0.5, 3.0][rng.below(3)];
+        let w: Vec<f64> = (0..s.size_joint_feature()).map(|_| mag * rng.unif(-1.0, 1.0)).collect();
+        let labels: Vec<MlLabel> = (0u32..1 << k)
+            .map(|m| MlLabel::Integral((0..k).map(|j| ((m >> j) & 1) as u8).collect()))
+            .collect();
+        let gold = labels[rng.below(labels.len())].clone();
+        let scale = [1.0, 0.3][rng.below(2)];
+        check(&s, &w, &x, &gold, &labels, scale, &|| format!("case {case}: K={k} gold={gold:?}"));
     }
 }
 

@@ -313,6 +313,26 @@ impl Chain {
         fixed!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16);
     }
 
+    /// The emission scores of sequence `i`: the shared ones of this inference
+    /// ([`Structure::shared_scores`], already checked) when given, else computed and checked.
+    fn emissions_of<'a>(
+        &self,
+        w: &[f64],
+        data: &ChainData,
+        i: usize,
+        shared: Option<&'a [f64]>,
+    ) -> Result<std::borrow::Cow<'a, [f64]>> {
+        match shared {
+            Some(e) if e.len() == data.len_of(i) * self.n_states => Ok(std::borrow::Cow::Borrowed(e)),
+            _ => {
+                let mut emit = Vec::new();
+                self.emissions(w, data, i, &mut emit);
+                self.check_used_weights(w, &emit, i)?;
+                Ok(std::borrow::Cow::Owned(emit))
+            }
+        }
+    }
+
     /// Fails when a weight that sequence `i` uses is NaN or infinite (or the emission scores
     /// overflow): O(T·S + S²), unlike a check of all of `w`.
     fn check_used_weights(&self, w: &[f64], emit: &[f64], i: usize) -> Result<()> {
@@ -953,6 +973,34 @@ impl Structure for Chain {
         found.pop().ok_or_else(|| Error::solver("Viterbi found no path (non-finite weights?)"))
     }
 
+    /// w·φ(x_i, y) without building φ: the same products summed in the same order as
+    /// `joint_feature(…).dot(w)` (bit-identical), for the warm-start re-evaluations of a search.
+    fn score(&self, w: &[f64], data: &ChainData, i: usize, y: &Vec<usize>) -> Result<f64> {
+        self.check_label(data, i, y)?;
+        self.check_w(w)?;
+        let s_n = self.n_states;
+        let x = data.view();
+        let tokens = data.rows(i).enumerate().flat_map(|(t, r)| {
+            let (idx, val) = x.row(r);
+            let emit = idx.iter().zip(val).map(move |(&c, &xv)| (c as usize * s_n + y[t], xv));
+            let trans = (t > 0).then(|| (self.trans_offset() + y[t - 1] * s_n + y[t], 1.0));
+            emit.chain(trans)
+        });
+        let ends = [(self.start_offset() + y[0], 1.0), (self.end_offset() + y[y.len() - 1], 1.0)];
+        Ok(tokens.chain(ends).map(|(j, v)| w[j] * v).sum())
+    }
+
+    /// The emission scores of sequence `i` (validated finite): what every query of one inference
+    /// shares, so that a search's certificate calls cost only the Viterbi DP.
+    fn shared_scores(&self, w: &[f64], data: &ChainData, i: usize) -> Result<Option<Vec<f64>>> {
+        self.check_instance(data, i)?;
+        self.check_w(w)?;
+        let mut emit = Vec::new();
+        self.emissions(w, data, i, &mut emit);
+        self.check_used_weights(w, &emit, i)?;
+        Ok(Some(emit))
+    }
+
     fn oracle(
         &self,
         w: &[f64],
@@ -960,6 +1008,18 @@ impl Structure for Chain {
         i: usize,
         y_true: &Vec<usize>,
         q: &TermQuery<'_, Vec<usize>>,
+    ) -> Result<Vec<Scored<Vec<usize>>>> {
+        self.oracle_shared(w, data, i, y_true, q, None)
+    }
+
+    fn oracle_shared(
+        &self,
+        w: &[f64],
+        data: &ChainData,
+        i: usize,
+        y_true: &Vec<usize>,
+        q: &TermQuery<'_, Vec<usize>>,
+        shared: Option<&[f64]>,
     ) -> Result<Vec<Scored<Vec<usize>>>> {
         self.check_instance(data, i)?;
         self.check_w(w)?;
@@ -974,9 +1034,7 @@ impl Structure for Chain {
                 banned.push(b);
             }
         }
-        let mut emit = Vec::new();
-        self.emissions(w, data, i, &mut emit);
-        self.check_used_weights(w, &emit, i)?;
+        let emit = self.emissions_of(w, data, i, shared)?;
         Ok(oracle_raw(&self.raw(w, &emit), &self.tags, self.loss, y_true, q, &banned))
     }
 
@@ -990,6 +1048,18 @@ impl Structure for Chain {
         y_true: &Vec<usize>,
         objective: &Objective,
     ) -> Result<Vec<Scored<Vec<usize>>>> {
+        self.frontier_shared(w, data, i, y_true, objective, None)
+    }
+
+    fn frontier_shared(
+        &self,
+        w: &[f64],
+        data: &ChainData,
+        i: usize,
+        y_true: &Vec<usize>,
+        objective: &Objective,
+        shared: Option<&[f64]>,
+    ) -> Result<Vec<Scored<Vec<usize>>>> {
         self.check_instance(data, i)?;
         self.check_w(w)?;
         self.check_label_len(data, i, y_true, "gold label")?;
@@ -998,9 +1068,7 @@ impl Structure for Chain {
                 "structure 'chain' has a frontier query for the Hamming loss only (the segment loss is not a token count)",
             ));
         }
-        let mut emit = Vec::new();
-        self.emissions(w, data, i, &mut emit);
-        self.check_used_weights(w, &emit, i)?;
+        let emit = self.emissions_of(w, data, i, shared)?;
         Ok(frontier_raw(&self.raw(w, &emit), &self.tags, self.loss, y_true, objective))
     }
 }

@@ -452,3 +452,53 @@ fn dense_viterbi_equals_the_generic_one_ties_included() {
         assert_eq!(viterbi_dense(&tab).unwrap(), generic, "case {case}");
     }
 }
+
+#[test]
+fn shared_emissions_and_direct_scores() {
+    // The emission scores one inference shares (Structure::shared_scores) give the very answers
+    // of the oracle that computes its own (bit-identical), and `score` sums the products of
+    // joint_feature(…).dot(w) in the same order (bit-identical), on real-valued weights and
+    // features where the summation order would show.
+    let mut rng = Rng(0xA076_1D64_78BD_642F);
+    let unit = |rng: &mut Rng| (rng.next() >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
+    for case in 0..1500 {
+        let d = 1 + rng.below(4);
+        let chain = random_chain(&mut rng, d);
+        let s = chain.n_states();
+        let data = random_data(&mut rng, d, 6);
+        let i = rng.below(data.n_sequences());
+        let t = data.len_of(i);
+        let w: Vec<f64> = (0..chain.size_joint_feature()).map(|_| 3.0 * unit(&mut rng)).collect();
+        let label = |rng: &mut Rng| (0..t).map(|_| rng.below(s)).collect::<Vec<usize>>();
+        let (gold, y) = (label(&mut rng), label(&mut rng));
+        let direct = chain.score(&w, &data, i, &y).unwrap();
+        assert_eq!(
+            direct.to_bits(),
+            chain.joint_feature(&data, i, &y).unwrap().dot(&w).to_bits(),
+            "case {case}"
+        );
+        let shared = chain.shared_scores(&w, &data, i).unwrap().unwrap();
+        assert_eq!(shared.len(), t * s);
+        let (primary, secondary) = random_objective(&mut rng);
+        let ban = if rng.below(2) == 0 { vec![y.clone()] } else { Vec::new() };
+        let q = TermQuery { primary, secondary, ban: &ban, k: 1 + rng.below(3), cone: None };
+        let own = chain.oracle(&w, &data, i, &gold, &q).unwrap();
+        let with = chain.oracle_shared(&w, &data, i, &gold, &q, Some(&shared)).unwrap();
+        assert_eq!(own.len(), with.len(), "case {case}");
+        for (a, b) in own.iter().zip(&with) {
+            assert_eq!((&a.label, a.margin.to_bits(), a.terms), (&b.label, b.margin.to_bits(), b.terms));
+        }
+        if chain.loss_kind() == ChainLoss::Hamming {
+            let own = chain.frontier(&w, &data, i, &gold, &primary).unwrap();
+            let with = chain.frontier_shared(&w, &data, i, &gold, &primary, Some(&shared)).unwrap();
+            assert_eq!(own, with, "case {case}");
+        }
+    }
+    // non-finite weights are refused where the shared scores are made
+    let x = CsrMatrix::from_dense(&[vec![1.0], vec![1.0]], 1).unwrap();
+    let data = ChainData::single(x).unwrap();
+    let c = Chain::new(2, 1, &[0], ChainLoss::Hamming).unwrap();
+    let mut w = vec![0.0; c.size_joint_feature()];
+    w[0] = f64::NAN;
+    assert!(c.shared_scores(&w, &data, 0).unwrap_err().to_string().contains("non-finite"));
+}

@@ -248,6 +248,28 @@ impl HierarchyGraph {
         (indptr, indices)
     }
 
+    /// The ancestor closure of every node set: its nodes and all their ancestors, the root
+    /// included (an empty set stays empty), ascending. Ids must be below [`Self::n_nodes`].
+    pub fn closures(&self, sets: &[Vec<usize>]) -> Vec<Vec<u32>> {
+        let mut mark = vec![usize::MAX; self.n]; // the last set that reached each node
+        let mut stack = Vec::new();
+        let mut out = Vec::with_capacity(sets.len());
+        for (i, set) in sets.iter().enumerate() {
+            let mut closed = Vec::new();
+            stack.extend(set.iter().copied());
+            while let Some(v) = stack.pop() {
+                if mark[v] != i {
+                    mark[v] = i;
+                    closed.push(v as u32);
+                    stack.extend(self.parents(v).iter().map(|&p| p as usize));
+                }
+            }
+            closed.sort_unstable();
+            out.push(closed);
+        }
+        out
+    }
+
     /// "node 3 ('Physics')" for error messages.
     pub fn describe(&self, v: usize) -> String {
         describe(self.names.as_deref(), v)
@@ -340,6 +362,14 @@ mod tests {
         assert_eq!(row(4), vec![0, 1, 2, 3, 4]);
         assert_eq!(find_root(&[vec![1], vec![], vec![1]], None).unwrap(), 1);
         assert!(find_root(&[vec![], vec![]], None).unwrap_err().to_string().contains("found 2"));
+    }
+
+    #[test]
+    fn closures_hold_every_ancestor() {
+        // 0 → 1, 2; 1 → 3; 2 → 3 (DAG); 3 → 4
+        let g = HierarchyGraph::new(&[vec![], vec![0], vec![0], vec![1, 2], vec![3]], 0, None).unwrap();
+        let c = g.closures(&[vec![4], vec![], vec![2, 1], vec![0]]);
+        assert_eq!(c, vec![vec![0, 1, 2, 3, 4], vec![], vec![0, 1, 2], vec![0]]);
     }
 
     #[test]

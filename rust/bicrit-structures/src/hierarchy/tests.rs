@@ -542,3 +542,66 @@ fn max_marginals_refuse_bad_scores() {
     assert!(s.max_marginals(&[0.0, 1.0]).unwrap_err().to_string().contains("2 node scores for 3 nodes"));
     assert!(s.max_marginals(&[0.0, f64::NAN, 1.0]).is_err());
 }
+
+/// φ(x, y) − φ(x, y_true) accumulated entry by entry in first-touch order, exact zeros
+/// dropped: what the learners build from `joint_feature` when a structure gives no difference.
+fn accumulated_difference(s: &HierarchyStructure, x: &CsrMatrix, y: &HierLabel, t: &HierLabel) -> SparseVec {
+    let (mut order, mut acc) = (Vec::new(), std::collections::HashMap::new());
+    let gold = s.joint_feature(x, 0, t).unwrap();
+    let mut add = |v: &SparseVec, c: f64| {
+        for (&k, &val) in v.indices.iter().zip(&v.values) {
+            let e = acc.entry(k).or_insert_with(|| {
+                order.push(k);
+                0.0
+            });
+            *e += c * val;
+        }
+    };
+    add(&s.joint_feature(x, 0, y).unwrap(), 1.0);
+    add(&gold, -1.0);
+    let mut out = SparseVec::new();
+    for k in order {
+        if acc[&k] != 0.0 {
+            out.push(k, acc[&k]);
+        }
+    }
+    out
+}
+
+#[test]
+fn feature_difference_is_the_accumulated_difference_bit_for_bit() {
+    let mut rng = Rng(99);
+    for case in 0..24 {
+        let (tree, multilabel) = (case % 2 == 0, case % 3 != 0);
+        let n = 2 + rng.below(6);
+        let g = random_graph(&mut rng, n, if tree { 1 } else { 3 });
+        let d = 1 + rng.below(3);
+        let opts = HierarchyOptions {
+            space: LabelSpace::Any,
+            multilabel,
+            loss: HierLoss::Node,
+            n_features: d,
+            // a zero scale (NHSVM's α_n = 0) must drop its entries, as accumulation does
+            node_scale: Some((0..n).map(|_| rng.pick(&[0.0, 0.3, 1.0, 1.7])).collect()),
+            node_loss_weight: None,
+            node_miss_weight: None,
+            layout: if case % 4 < 2 { WeightLayout::NodeMajor } else { WeightLayout::FeatureMajor },
+        };
+        let s = HierarchyStructure::new(g, opts).unwrap();
+        // inexact products (thirds) and an explicit zero feature
+        let mut row: Vec<f64> = (0..d).map(|_| rng.int(-3, 3) / 3.0).collect();
+        row[0] = 0.0;
+        let x = CsrMatrix::from_dense(&[row], d).unwrap();
+        let labels = all_labels(&s);
+        for y in &labels {
+            for t in &labels {
+                let got = s.joint_feature_difference(&x, 0, y, t).unwrap().unwrap();
+                let want = accumulated_difference(&s, &x, y, t);
+                assert_eq!(got.indices, want.indices, "case {case}: y {y:?} y_true {t:?}");
+                let bits = |v: &SparseVec| v.values.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&got), bits(&want), "case {case}: y {y:?} y_true {t:?}");
+            }
+        }
+        assert!(s.joint_feature_difference(&x, 0, &vec![u32::MAX], &labels[0]).unwrap().is_err());
+    }
+}

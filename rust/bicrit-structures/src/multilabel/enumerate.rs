@@ -68,25 +68,100 @@ const BLOCK: usize = 4;
 /// Beyond this k the kept list is collected whole and sorted instead of maintained by insertion.
 const SORT_ALL_K: usize = 256;
 
-/// The `q.k` best labels (best first) over {0,1}^K for gold label `gold` (a bit mask).
-pub(crate) fn enumerate(s: &Scores<'_>, gold: u32, q: &EnumQuery<'_>) -> Vec<Found> {
-    let n_nodes = s.n_nodes();
-    assert!(n_nodes <= LANES, "enumeration is limited to {LANES} labels");
-    // dense interaction rows (K ≤ 16): inter[k][j] = c_e = w11 − w10 − w01 + w00 of edge {k, j}
-    let mut inter = vec![[0.0f64; LANES]; n_nodes];
-    // gain[k]: score change when y_k goes 0 → 1 with the other labels as they are; at y = 0 it is
-    // θ_k + Σ_e (w_e[1·0] − w_e[0·0]) over k's edges
-    let mut gain = [0.0f64; LANES];
-    gain[..n_nodes].copy_from_slice(&s.theta);
-    for (e, &(i, j)) in s.edges.iter().enumerate() {
-        let [w00, w01, w10, w11] = s.w(e);
-        let c = w11 - w10 - w01 + w00;
-        inter[i][j] += c;
-        inter[j][i] += c;
-        gain[i] += w10 - w00;
-        gain[j] += w01 - w00;
+/// The precomputed pieces of one Gray-code walk over {0,1}^K.
+struct Walk {
+    n_nodes: usize,
+    /// Dense interaction rows: inter[k][j] = c_e = w11 − w10 − w01 + w00 of edge {k, j}.
+    inter: Vec<[f64; LANES]>,
+    /// Score change when y_k goes 0 → 1 at y = 0: θ_k + Σ_e (w_e[1·0] − w_e[0·0]) over k's edges.
+    gain: [f64; LANES],
+}
+
+impl Walk {
+    fn new(s: &Scores<'_>) -> Self {
+        let n_nodes = s.n_nodes();
+        assert!(n_nodes <= LANES, "enumeration is limited to {LANES} labels");
+        let mut inter = vec![[0.0f64; LANES]; n_nodes];
+        let mut gain = [0.0f64; LANES];
+        gain[..n_nodes].copy_from_slice(&s.theta);
+        for (e, &(i, j)) in s.edges.iter().enumerate() {
+            let [w00, w01, w10, w11] = s.w(e);
+            let c = w11 - w10 - w01 + w00;
+            inter[i][j] += c;
+            inter[j][i] += c;
+            gain[i] += w10 - w00;
+            gain[j] += w01 - w00;
+        }
+        Walk { n_nodes, inter, gain }
     }
 
+    /// Calls `visit(mask, incremental score, loss, size)` for every label, the empty label first.
+    /// The BLOCK lowest bits are enumerated in binary order inside each configuration of the high
+    /// bits (which run in Gray order): with the high bits fixed, the score of low pattern l is
+    /// score(high, 0) + Σ_{k ∈ l} gain_k + pair_low[l], where pair_low holds the interactions
+    /// inside the block; the flip updates of the gains are paid once per 2^BLOCK labels.
+    #[inline(always)]
+    fn run(mut self, start_score: f64, gold: u32, mut visit: impl FnMut(u32, f64, f64, f64)) {
+        let n_nodes = self.n_nodes;
+        let b = n_nodes.min(BLOCK);
+        let n_low = 1usize << b;
+        let mut pair_low = [0.0f64; 1 << BLOCK];
+        let mut size_low = [0.0f64; 1 << BLOCK];
+        let mut loss_low = [0.0f64; 1 << BLOCK];
+        let mut gain_low = [0.0f64; 1 << BLOCK];
+        for l in 1..n_low {
+            let k = l.trailing_zeros() as usize;
+            let rest = l & (l - 1);
+            pair_low[l] = pair_low[rest]
+                + (0..b).filter(|&j| (rest >> j) & 1 == 1).map(|j| self.inter[k][j]).sum::<f64>();
+            size_low[l] = size_low[rest] + 1.0;
+            loss_low[l] = loss_low[rest] + if (gold >> k) & 1 == 1 { -1.0 } else { 1.0 };
+        }
+        let mut mask = 0u32;
+        let mut score = start_score;
+        let mut loss = gold.count_ones() as f64;
+        let mut size = 0.0;
+        let n_high: u32 = 1 << (n_nodes - b);
+        for hstep in 0..n_high {
+            if hstep > 0 {
+                let k = b + hstep.trailing_zeros() as usize;
+                // flipping k changes the score by ±gain[k] and every neighbour's gain by ±c_e
+                let sign = if (mask >> k) & 1 == 0 { 1.0 } else { -1.0 };
+                score += sign * self.gain[k];
+                for (g, &c) in self.gain.iter_mut().zip(&self.inter[k]) {
+                    *g += sign * c;
+                }
+                mask ^= 1 << k;
+                size += sign;
+                loss += if (gold >> k) & 1 == 1 { -sign } else { sign };
+            }
+            for l in 1..n_low {
+                let k = l.trailing_zeros() as usize;
+                gain_low[l] = gain_low[l & (l - 1)] + self.gain[k];
+            }
+            for l in 0..n_low {
+                visit(
+                    mask | l as u32,
+                    score + gain_low[l] + pair_low[l],
+                    loss + loss_low[l],
+                    size + size_low[l],
+                );
+            }
+        }
+    }
+}
+
+/// Drift tolerance (absolute) of the incremental score of [`Walk::run`].
+fn score_tolerance(s: &Scores<'_>, gold_score: f64) -> f64 {
+    let scale = s.theta.iter().map(|t| t.abs()).sum::<f64>()
+        + s.pair.chunks(4).map(|w| w.iter().fold(0.0f64, |m, v| m.max(v.abs()))).sum::<f64>()
+        + gold_score.abs();
+    1e-9 * (1.0 + scale)
+}
+
+/// The `q.k` best labels (best first) over {0,1}^K for gold label `gold` (a bit mask).
+pub(crate) fn enumerate(s: &Scores<'_>, gold: u32, q: &EnumQuery<'_>) -> Vec<Found> {
+    let walk = Walk::new(s);
     let bit = |mask: u32, k: usize| ((mask >> k) & 1) as usize;
     let exact_score = |mask: u32| s.score_bits(|k| bit(mask, k));
     let gold_score = exact_score(gold);
@@ -94,10 +169,7 @@ pub(crate) fn enumerate(s: &Scores<'_>, gold: u32, q: &EnumQuery<'_>) -> Vec<Fou
     let sec = q.secondary.as_ref().map(Coef::of);
 
     // Drift tolerance of the incremental score (absolute), and of the primary value.
-    let scale = s.theta.iter().map(|t| t.abs()).sum::<f64>()
-        + s.pair.chunks(4).map(|w| w.iter().fold(0.0f64, |m, v| m.max(v.abs()))).sum::<f64>()
-        + gold_score.abs();
-    let tol_s = 1e-9 * (1.0 + scale);
+    let tol_s = score_tolerance(s, gold_score);
     let tol_p = prim.margin.abs() * tol_s;
 
     let sort_all = q.k > SORT_ALL_K;
@@ -138,11 +210,6 @@ pub(crate) fn enumerate(s: &Scores<'_>, gold: u32, q: &EnumQuery<'_>) -> Vec<Fou
         }
     };
 
-    let gold_ones = gold.count_ones() as f64;
-    let mut mask = 0u32;
-    let mut score = exact_score(0);
-    let mut loss = gold_ones;
-    let mut size = 0.0;
     // labels whose incremental primary is below `threshold` cannot enter the kept list
     let update = |kept: &Vec<Found>| {
         if !sort_all && kept.len() == q.k {
@@ -152,52 +219,12 @@ pub(crate) fn enumerate(s: &Scores<'_>, gold: u32, q: &EnumQuery<'_>) -> Vec<Fou
         }
     };
     let mut threshold = update(&kept);
-    // The BLOCK lowest bits are enumerated in binary order inside each configuration of the high
-    // bits (which run in Gray order): with the high bits fixed, the score of low pattern l is
-    // score(high, 0) + Σ_{k ∈ l} gain_k + pair_low[l], where pair_low holds the interactions
-    // inside the block; the flip updates of the gains are paid once per 2^BLOCK labels.
-    let b = n_nodes.min(BLOCK);
-    let n_low = 1usize << b;
-    let mut pair_low = [0.0f64; 1 << BLOCK];
-    let mut size_low = [0.0f64; 1 << BLOCK];
-    let mut loss_low = [0.0f64; 1 << BLOCK];
-    let mut gain_low = [0.0f64; 1 << BLOCK];
-    for l in 1..n_low {
-        let k = l.trailing_zeros() as usize;
-        let rest = l & (l - 1);
-        pair_low[l] =
-            pair_low[rest] + (0..b).filter(|&j| (rest >> j) & 1 == 1).map(|j| inter[k][j]).sum::<f64>();
-        size_low[l] = size_low[rest] + 1.0;
-        loss_low[l] = loss_low[rest] + if (gold >> k) & 1 == 1 { -1.0 } else { 1.0 };
-    }
-    let n_high: u32 = 1 << (n_nodes - b);
-    for hstep in 0..n_high {
-        if hstep > 0 {
-            let k = b + hstep.trailing_zeros() as usize;
-            // flipping k changes the score by ±gain[k] and every neighbour's gain by ±c_e
-            let sign = if (mask >> k) & 1 == 0 { 1.0 } else { -1.0 };
-            score += sign * gain[k];
-            let row = &inter[k];
-            for j in 0..LANES {
-                gain[j] += sign * row[j];
-            }
-            mask ^= 1 << k;
-            size += sign;
-            loss += if (gold >> k) & 1 == 1 { -sign } else { sign };
+    walk.run(exact_score(0), gold, |mask, s_l, loss_l, size_l| {
+        if prim.value(s_l - gold_score, loss_l, size_l) >= threshold {
+            consider(mask, s_l, loss_l, size_l, &mut kept);
+            threshold = update(&kept);
         }
-        for l in 1..n_low {
-            let k = l.trailing_zeros() as usize;
-            gain_low[l] = gain_low[l & (l - 1)] + gain[k];
-        }
-        for l in 0..n_low {
-            let s_l = score + gain_low[l] + pair_low[l];
-            let (loss_l, size_l) = (loss + loss_low[l], size + size_low[l]);
-            if prim.value(s_l - gold_score, loss_l, size_l) >= threshold {
-                consider(mask | l as u32, s_l, loss_l, size_l, &mut kept);
-                threshold = update(&kept);
-            }
-        }
-    }
+    });
     if sort_all {
         // stable: equal keys keep enumeration order
         kept.sort_by(|a, b| {
@@ -208,6 +235,34 @@ pub(crate) fn enumerate(s: &Scores<'_>, gold: u32, q: &EnumQuery<'_>) -> Vec<Fou
         kept.truncate(q.k);
     }
     kept
+}
+
+/// The frontier by loss value in one enumeration pass (what [`crate::Structure::frontier`] asks):
+/// for every Hamming distance c = 0..=K to `gold`, the first label enumerated of largest
+/// `objective` among the labels at distance c. Same screening as [`enumerate`]: a label is
+/// re-scored exactly only when its incremental value is within the drift tolerance of the best
+/// of its distance so far, and comparisons use the exact values. Ordered by c.
+pub(crate) fn frontier(s: &Scores<'_>, gold: u32, objective: &Objective) -> Vec<Found> {
+    let walk = Walk::new(s);
+    let bit = |mask: u32, k: usize| ((mask >> k) & 1) as usize;
+    let exact_score = |mask: u32| s.score_bits(|k| bit(mask, k));
+    let gold_score = exact_score(gold);
+    let obj = Coef::of(objective);
+    let tol_p = obj.margin.abs() * score_tolerance(s, gold_score);
+    let mut best: [Option<Found>; LANES + 1] = [None; LANES + 1];
+    let mut threshold = [f64::NEG_INFINITY; LANES + 1];
+    walk.run(exact_score(0), gold, |mask, s_l, loss_l, size_l| {
+        let c = loss_l as usize;
+        if obj.value(s_l - gold_score, loss_l, size_l) >= threshold[c] {
+            let margin = exact_score(mask) - gold_score;
+            let p = obj.value(margin, loss_l, size_l);
+            if best[c].is_none_or(|b| p > b.p) {
+                best[c] = Some(Found { mask, margin, loss: loss_l, size: size_l, p, q: 0.0 });
+                threshold[c] = p - tol_p;
+            }
+        }
+    });
+    best.into_iter().flatten().collect()
 }
 
 /// argmax of the score (predict in exact mode); ties go to the first label enumerated (the empty

@@ -22,7 +22,9 @@
 //! polytope). Gold labels and ban lists are integral.
 //!
 //! **Inference.** [`Inference::Exact`]: enumeration of all 2^K labels (Gray code with incremental
-//! scores, K ≤ [`MAX_EXACT_LABELS`]), with ban list, k-best and cone ([`enumerate`]).
+//! scores, K ≤ [`MAX_EXACT_LABELS`]), with ban list, k-best and cone ([`enumerate`]), and the
+//! frontier by loss value (the best label for every Hamming distance c = 0..=K) in the same one
+//! pass — the `frontier` search's exact integral answer for every ψ at the cost of one λ-query.
 //! [`Inference::Relaxed`]:
 //! the local-polytope LP, by QPBO (max-flow roof duality, [`qpbo`]) or by the clarabel LP
 //! ([`lp`]), with the cone (constrained λ-oracle) through the LP; no ban list or k-best — the
@@ -43,10 +45,10 @@ pub use edges::{chain_edges, check_size, chow_liu_tree, full_edges, validate_edg
 pub use relaxed::{RelaxedSolver, CONE_STRICT_SLACK, LEX_TOLERANCE, SNAP_TOLERANCE};
 pub use tree::Forest;
 
-use bicrit_core::{Capabilities, CsrMatrix, Error, Result, SparseVec, Terms};
+use bicrit_core::{Capabilities, CsrMatrix, Error, Objective, Result, SparseVec, Terms};
 
 use self::energy::{Forms, LinForm, Scores};
-use self::enumerate::{enumerate, EnumQuery};
+use self::enumerate::{enumerate, EnumQuery, Found};
 use crate::{Scored, Structure, TermQuery};
 
 /// Largest number of labels the exact (enumeration) mode accepts: 2^16 labels per oracle call.
@@ -321,6 +323,15 @@ impl Multilabel {
     }
 }
 
+/// An enumerated label over K labels as an oracle answer.
+pub(crate) fn scored_of(f: Found, k: usize) -> Scored<MlLabel> {
+    Scored {
+        label: MlLabel::Integral(from_mask(f.mask, k)),
+        margin: f.margin,
+        terms: Terms { loss: f.loss, size: f.size, hamming: f.loss },
+    }
+}
+
 pub(crate) fn relaxed_terms(mu: &[f64], gold: &[u8]) -> Terms {
     let loss: f64 = mu.iter().zip(gold).map(|(&m, &t)| if t == 1 { 1.0 - m } else { m }).sum();
     let size: f64 = mu.iter().sum();
@@ -363,7 +374,7 @@ impl Structure for Multilabel {
     fn capabilities(&self) -> Capabilities {
         match self.inference {
             Inference::Exact => {
-                Capabilities { ban: true, kbest: true, cone: true, ..Capabilities::default() }
+                Capabilities { ban: true, kbest: true, cone: true, frontier: true, ..Capabilities::default() }
             }
             Inference::Relaxed(_) => Capabilities { cone: true, relaxed: true, ..Capabilities::default() },
             Inference::Tree => Capabilities::default(),
@@ -457,14 +468,9 @@ impl Structure for Multilabel {
                 ban.sort_unstable();
                 let eq =
                     EnumQuery { primary: q.primary, secondary: q.secondary, ban: &ban, k: q.k, cone: q.cone };
-                let found = enumerate(&s, to_mask(gold), &eq);
-                Ok(found
+                Ok(enumerate(&s, to_mask(gold), &eq)
                     .into_iter()
-                    .map(|f| Scored {
-                        label: MlLabel::Integral(from_mask(f.mask, self.n_labels)),
-                        margin: f.margin,
-                        terms: Terms { loss: f.loss, size: f.size, hamming: f.loss },
-                    })
+                    .map(|f| scored_of(f, self.n_labels))
                     .collect())
             }
             Inference::Tree => {
@@ -497,6 +503,33 @@ impl Structure for Multilabel {
                 })
             }
         }
+    }
+
+    /// For every Hamming distance c to the gold label, a label maximising `objective` among the
+    /// labels at distance c: one enumeration pass (exact inference only; the tree DP and the
+    /// relaxation have no count dimension).
+    fn frontier(
+        &self,
+        w: &[f64],
+        data: &CsrMatrix,
+        i: usize,
+        y_true: &MlLabel,
+        objective: &Objective,
+    ) -> Result<Vec<Scored<MlLabel>>> {
+        self.check_data(data)?;
+        self.check_weights(w)?;
+        let gold = self.gold_bits(y_true)?;
+        if self.inference != Inference::Exact {
+            return Err(Error::unsupported(
+                "multilabel has a frontier query (best label for every loss value) with exact \
+                 inference only (enumeration, K ≤ 16)",
+            ));
+        }
+        let s = self.scores(w, data, i);
+        Ok(enumerate::frontier(&s, to_mask(gold), objective)
+            .into_iter()
+            .map(|f| scored_of(f, self.n_labels))
+            .collect())
     }
 }
 

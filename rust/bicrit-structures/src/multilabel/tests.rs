@@ -150,6 +150,63 @@ fn exact_oracle_equals_enumeration() {
 }
 
 #[test]
+fn exact_frontier_equals_enumeration_by_loss_value() {
+    // For every Hamming distance c, the frontier holds one label at distance c whose objective
+    // value is the largest over all 2^K labels at that distance (scored through joint_feature and
+    // terms), and no distance is missing; small integer weights make ties frequent.
+    let mut rng = Rng(0x5851_f42d_4c95_7f2d);
+    for case in 0..2000 {
+        let k = 1 + rng.below(9);
+        let integer = rng.below(2) == 0;
+        let inst = instance(&mut rng, k, Inference::Exact, integer);
+        let objective = random_objective(&mut rng);
+        let got = inst.s.frontier(&inst.w, &inst.x, 0, &inst.gold, &objective).unwrap();
+        let g = inst.s.score(&inst.w, &inst.x, 0, &inst.gold).unwrap();
+        let mut want = vec![f64::NEG_INFINITY; k + 1];
+        for y in all_labels(k) {
+            let m = inst.s.score(&inst.w, &inst.x, 0, &y).unwrap() - g;
+            let t = inst.s.terms(&y, &inst.gold).unwrap();
+            let c = t.loss as usize;
+            want[c] = want[c].max(objective.value(m, &t));
+        }
+        assert_eq!(got.len(), k + 1, "case {case}: one entry per distance 0..=K");
+        let mut seen = vec![false; k + 1];
+        for a in &got {
+            let t = inst.s.terms(&a.label, &inst.gold).unwrap();
+            assert_eq!(a.terms, t, "case {case}");
+            let c = t.loss as usize;
+            assert!(!seen[c], "case {case}: distance {c} twice");
+            seen[c] = true;
+            let m = inst.s.score(&inst.w, &inst.x, 0, &a.label).unwrap() - g;
+            assert!((m - a.margin).abs() < 1e-9, "case {case}");
+            assert!(
+                (value(&objective, a) - want[c]).abs() < 1e-9,
+                "case {case}: c = {c}: {a:?} vs {}",
+                want[c]
+            );
+        }
+    }
+}
+
+#[test]
+fn frontier_needs_exact_inference() {
+    let x = CsrMatrix::from_dense(&[vec![1.0, -0.5]], 2).unwrap();
+    let gold = MlLabel::Integral(vec![1, 0, 0, 1]);
+    let obj = Objective::loss_augmented(1.0);
+    for (inference, frontier) in
+        [(Inference::Tree, false), (Inference::Relaxed(RelaxedSolver::Qpbo), false), (Inference::Exact, true)]
+    {
+        let s = Multilabel::new(4, 2, chain_edges(4), inference).unwrap();
+        let w = vec![0.25; s.size_joint_feature()];
+        assert_eq!(s.capabilities().frontier, frontier, "{inference:?}");
+        match s.frontier(&w, &x, 0, &gold, &obj) {
+            Ok(f) => assert!(frontier && f.len() == 5),
+            Err(e) => assert!(!frontier && e.to_string().contains("exact inference only"), "{e}"),
+        }
+    }
+}
+
+#[test]
 fn exact_kbest_lists_everything_in_order() {
     let mut rng = Rng(42);
     for _ in 0..50 {

@@ -50,29 +50,15 @@ pub enum Method {
 }
 
 impl Method {
-    /// The method `"auto"` picks: the exact integral maximum of ψ over the labels where the
-    /// oracle allows it. Margin rescaling: one loss-augmented call. Otherwise the frontier search
-    /// when the oracle has the frontier by loss value and `prefer_frontier` (one call, exact),
-    /// else convex hull search with ban lists or k-best (exact integral), else the convex hull
-    /// search (the fractional optimum over the hull: relaxed oracles).
-    pub fn auto(psi: &dyn Surrogate, caps: bicrit_core::Capabilities, prefer_frontier: bool) -> Result<Self> {
+    /// The method `"auto"` picks for a batch of the score-level structure `structure`: the exact
+    /// integral maximum of ψ over the labels where the oracle allows it — one loss-augmented call
+    /// for margin rescaling, else the search [`crate::catalog::auto_search`] picks for integral
+    /// answers.
+    pub fn auto(structure: &str, psi: &dyn Surrogate, caps: bicrit_core::Capabilities) -> Result<Self> {
         if psi.name() == "margin" && psi.params().is_empty() && psi.affine_in_h() {
             return Ok(Method::LossAugmented);
         }
-        // the frontier groups labels by loss: only when g is a function of the loss alone
-        let frontier = caps.frontier && psi.factor_map(&Terms::default()).g_by_loss();
-        let name = if frontier && prefer_frontier {
-            "frontier"
-        } else if caps.ban {
-            "convex-hull-ban"
-        } else if caps.kbest {
-            "convex-hull-kbest"
-        } else if frontier {
-            "frontier"
-        } else {
-            "convex-hull"
-        };
-        Ok(Method::Search(SearchSpec::from_name(name)?))
+        Ok(Method::Search(SearchSpec::from_name(crate::catalog::auto_search(structure, psi, caps, true))?))
     }
 
     /// Registry name (`loss-augmented` for the one-call margin path).
@@ -190,6 +176,27 @@ pub fn loss_batch<S: ScoreStructure>(
     } else {
         (0..gold.len()).map(run).collect()
     }
+}
+
+/// The gradient of the batch's summed loss with respect to the scores `w`, in their layout:
+/// Σ_i coef_i · (Σ_j weight_ij φ(ŷ_ij) − φ(y_i)) over the instances in order, φ the indicator
+/// of the score entries a label uses (marginals for relaxed multi-label answers).
+pub fn loss_gradient<S: ScoreStructure>(
+    s: &S,
+    gold: &[S::Label],
+    losses: &[InstanceLoss<S::Label>],
+) -> Result<Vec<f64>> {
+    let mut grad = vec![0.0; s.size_joint_feature()];
+    for (i, (o, y)) in losses.iter().zip(gold).enumerate() {
+        let answer = o.answer.iter().map(|it| (&it.label, o.coef * it.weight));
+        for (label, c) in answer.chain(std::iter::once((y, -o.coef))) {
+            let phi = s.joint_feature(&(), i, label)?;
+            for (&k, &v) in phi.indices.iter().zip(&phi.values) {
+                grad[k] += c * v;
+            }
+        }
+    }
+    Ok(grad)
 }
 
 fn check_batch<S: ScoreStructure>(s: &S, w: &[f64], n: usize) -> Result<()> {

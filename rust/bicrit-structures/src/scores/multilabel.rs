@@ -8,13 +8,13 @@
 //! `(b·E + e)·4 + 2·y_i + y_j`. `score(y) = Σ_k unary[k]·y_k + Σ_e pair[e, y_i, y_j]`; on relaxed
 //! labels the same form in the node and edge marginals. Loss: Hamming Σ_k [y_k ≠ t_k].
 
-use bicrit_core::{Capabilities, Error, Result, SparseVec, Terms};
+use bicrit_core::{Capabilities, Error, Objective, Result, SparseVec, Terms};
 
 use super::{check_finite_named, ScoreStructure};
 use crate::multilabel::energy::Scores;
-use crate::multilabel::enumerate::{argmax, enumerate, EnumQuery};
+use crate::multilabel::enumerate::{argmax, enumerate, frontier, EnumQuery};
 use crate::multilabel::{
-    from_mask, label_of, relaxed, relaxed_terms, to_mask, validate_edges, Inference, MlLabel,
+    from_mask, label_of, relaxed, relaxed_terms, scored_of, to_mask, validate_edges, Inference, MlLabel,
     MARGINAL_TOLERANCE, MAX_EXACT_LABELS,
 };
 use crate::{Scored, Structure, TermQuery};
@@ -175,7 +175,7 @@ impl Structure for ScoreMultilabel {
     fn capabilities(&self) -> Capabilities {
         match self.inference {
             Inference::Exact => {
-                Capabilities { ban: true, kbest: true, cone: true, ..Capabilities::default() }
+                Capabilities { ban: true, kbest: true, cone: true, frontier: true, ..Capabilities::default() }
             }
             Inference::Relaxed(_) => Capabilities { cone: true, relaxed: true, ..Capabilities::default() },
             Inference::Tree => Capabilities::default(),
@@ -267,11 +267,7 @@ impl Structure for ScoreMultilabel {
                     EnumQuery { primary: q.primary, secondary: q.secondary, ban: &ban, k: q.k, cone: q.cone };
                 Ok(enumerate(&s, to_mask(gold), &eq)
                     .into_iter()
-                    .map(|f| Scored {
-                        label: MlLabel::Integral(from_mask(f.mask, self.n_labels)),
-                        margin: f.margin,
-                        terms: Terms { loss: f.loss, size: f.size, hamming: f.loss },
-                    })
+                    .map(|f| scored_of(f, self.n_labels))
                     .collect())
             }
             Inference::Tree => Err(Error::input("internal: tree inference on score-level multi-label")),
@@ -304,6 +300,26 @@ impl Structure for ScoreMultilabel {
                 })
             }
         }
+    }
+
+    /// The best label for every Hamming distance to the gold label: one enumeration pass
+    /// (exact inference, L ≤ 16).
+    fn frontier(
+        &self,
+        w: &[f64],
+        _data: &(),
+        i: usize,
+        y_true: &MlLabel,
+        objective: &Objective,
+    ) -> Result<Vec<Scored<MlLabel>>> {
+        let gold = self.gold_bits(y_true)?;
+        if self.inference != Inference::Exact {
+            return Err(Error::unsupported(
+                "multilabel has a frontier query with exact inference only (enumeration, L ≤ 16)",
+            ));
+        }
+        let s = self.scores(w, i)?;
+        Ok(frontier(&s, to_mask(gold), objective).into_iter().map(|f| scored_of(f, self.n_labels)).collect())
     }
 }
 

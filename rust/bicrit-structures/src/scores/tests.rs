@@ -91,7 +91,7 @@ fn chain_loss_equals_brute_force_for_every_surrogate_and_exact_search() {
         }
         for name in ["margin", "slack", "beta", "probloss", "log", "microf1"] {
             let p = psi(name);
-            let mut methods = vec![Method::auto(p.as_ref(), chain.capabilities(), true).unwrap()];
+            let mut methods = vec![Method::auto("chain", p.as_ref(), chain.capabilities()).unwrap()];
             for search in ["convex-hull-ban", "convex-hull-kbest", "frontier"] {
                 if search == "frontier" && name == "microf1" {
                     continue;
@@ -156,7 +156,7 @@ fn tree_loss_and_decoders_equal_brute_force() {
         for name in ["margin", "slack", "probloss", "microf1"] {
             let p = psi(name);
             for m in [
-                Method::auto(p.as_ref(), tree.capabilities(), true).unwrap(),
+                Method::auto("tree", p.as_ref(), tree.capabilities()).unwrap(),
                 Method::Search(SearchSpec::from_name("convex-hull-kbest").unwrap()),
             ] {
                 let out = loss_batch(&tree, &w, &gold, p.as_ref(), &m, false).unwrap();
