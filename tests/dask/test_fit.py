@@ -195,6 +195,8 @@ def test_many_labels_learn_one_graph_and_one_scaling_from_every_partition(client
     parts = _parts(X, Y, [0, 100, 210, len(Y)])
     model = bicrit.dask.fit(bicrit.MultiLabelSVM(**params), parts, client=client)
     np.testing.assert_array_equal(model.structure_.edges_, local.structure_.edges_)
+    assert model.edges_kind_ == local.edges_kind_ == "tree"
+    assert model.history_["edges"][-1] == local.history_["edges"][-1]
     np.testing.assert_allclose(model.scale_mean_, local.scale_mean_, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(model.scale_std_, local.scale_std_, rtol=1e-12)
     assert _rel(model.coef_, local.coef_) <= 1e-6

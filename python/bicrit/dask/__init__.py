@@ -122,6 +122,8 @@ def fit(
             summaries = shards.share_statistics(summaries)
             space = agree(summaries, names)
             structure = create_piece("structure", space["structure"])
+            for name, value in space.get("learnt", {}).items():
+                setattr(structure, name, value)
             estimator.structure_ = structure
             estimator._import_extra(space["extra"], space["arrays"])
         _surrogate, _search, learner, params = estimator._pieces(structure, distributed=True)

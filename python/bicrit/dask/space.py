@@ -22,7 +22,14 @@ def label_space(est: Any, structure: Any) -> dict[str, Any]:
         "structure": structure_config(structure),
         "extra": est._extra_config(),
         "arrays": est._extra_arrays(),
+        # what the structure says of how it learnt its shape (the label graph's kind and
+        # reason), which its configuration alone does not keep
+        "learnt": {k: getattr(structure, k) for k in LEARNT if hasattr(structure, k)},
     }
+
+
+#: Descriptive attributes a structure sets when it learns its shape (not in its configuration).
+LEARNT = ("edges_kind_", "edges_reason_")
 
 
 def _differs(a: Any, b: Any, path: str) -> str | None:
