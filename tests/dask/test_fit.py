@@ -253,3 +253,17 @@ def test_both_cocoa_aggregations_are_safe(client, aggregation):
     assert np.all(np.diff(dual) >= -1e-9 * np.abs(dual[1:]))
     with pytest.raises(bicrit.errors.InvalidParameterError, match="aggregation"):
         bicrit.dask.fit(bicrit.StructuredSVM(**params), _parts(X, Y, [0, 400]), aggregation="sum")
+
+
+def test_what_does_not_run_on_a_cluster_says_why(client):
+    """C='auto' (its validation key does not add up over partitions; refused before any
+    partition is read) and the cutting-plane-n learner (before the first round) say why."""
+    from bicrit.errors import InvalidParameterError
+
+    X, Y = _data(100, 0)
+    with pytest.raises(InvalidParameterError, match=r"C=\"auto\" does not run on a cluster.*C_"):
+        bicrit.dask.fit(bicrit.StructuredSVM(**{**CP, "C": "auto"}), _parts(X, Y, [0, 100]))
+    est = bicrit.StructuredSVM(**{**CP, "learner": "cutting-plane-n"})
+    with pytest.raises(IncompatibleError, match=r"cutting-plane-n.*does not train on partitions"):
+        bicrit.dask.fit(est, _parts(X, Y, [0, 100]))
+    assert not hasattr(est, "coef_")

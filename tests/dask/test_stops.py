@@ -162,6 +162,8 @@ def test_the_stability_stop_applies_to_distributed_fits(client):
     local = bicrit.StructuredSVM(**params, random_state=0).fit(X, Y)
     assert local.n_epochs_ < 200  # the premise: the rule ends the local fit early
     assert model.n_epochs_ < 200
+    # the probe's mean task loss is every round's training task loss, as in local fits
+    assert model.history_["task_loss"].null_count() == 0
     changed = model.history_["changed"].drop_nulls().to_numpy()
     assert len(changed) == model.n_epochs_ - 1
     assert np.all(changed[-3:] <= 0.01)

@@ -134,8 +134,11 @@ def fit(
         stops = []
         if estimator.n_iter_no_change is not None:
             probe = shards.probe(PROBE_SIZE, estimator._probe_seed())
-            stop = estimator._stability_on(structure, probe)
+            gold = [y for _, ys in probe for y in ys]
+            stop = estimator._stability_on(structure, [x for x, _ in probe], gold)
             stops += [] if stop is None else [stop]
+            if stops and "task_loss" not in (estimator.learner_params or {}):
+                params["task_loss"] = False  # the probe reports it, as in local fits
         else:
             shards.probe(0, 0)  # the workers release the inputs kept for it
         training = ClusterTraining(

@@ -225,8 +225,9 @@ class Shards:
         raise AssertionError("unreachable")
 
     def probe(self, size: int, seed: int) -> list[Any]:
-        """About ``size`` training instances in all, drawn from each partition in proportion
-        to its size (seeded by ``seed`` and the partition), in the structure's form — the
+        """About ``size`` training instances in all with their labels (pairs, one per
+        partition), drawn from each partition in proportion to its size (seeded by ``seed``
+        and the partition), in the structure's form — the
         stability rule's probe; the workers then release the prepared inputs they kept for it
         (``size`` 0: release only)."""
         n = self.n

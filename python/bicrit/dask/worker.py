@@ -149,18 +149,21 @@ def open_phase(
 
 
 def probe(key: str, size: int, seed: int) -> Any:
-    """``size`` instances of the partition drawn with ``seed``, in the structure's form (the
-    stability rule's probe, :meth:`StructuredSVM._stability`); the prepared inputs are then
+    """``size`` instances of the partition drawn with ``seed`` and their labels, in the
+    structure's form (the stability rule's probe, :meth:`StructuredSVM._stability`, whose task
+    loss is the history's ``task_loss``); the prepared inputs are then
     released (a partition rebuilt later is not asked again)."""
     held = _held(key)
     with _LOCK:
         prepared, held.prepared = held.prepared, None
     if prepared is None or size <= 0:
         return None
-    Xp, _ = prepared
+    from bicrit.structures.base import take
+
+    Xp, Yp = prepared
     rng = np.random.default_rng(seed)
     idx = np.sort(rng.choice(held.n, size=min(size, held.n), replace=False)).tolist()
-    return held.structure.take(Xp, idx)
+    return held.structure.take(Xp, idx), list(take(Yp, idx))
 
 
 def _phase(key: str, phase: int) -> Any:
