@@ -355,7 +355,7 @@ def test_exact_frontier_search_equals_brute_force(p: dict, name: str) -> None:
     Y = all_labels(len(y_true))
     sc = scores(w, x, np.vstack([Y, y_true[None, :]]), s.edges_)
     m = sc[:-1] - sc[-1]
-    loss = (Y != y_true).sum(axis=1)
+    loss = (y_true != Y).sum(axis=1)
     best = max(psi.value(float(a), float(b)) for a, b in zip(m, loss, strict=True))
     assert r.value == pytest.approx(best, rel=1e-9, abs=1e-9)
     assert r.calls["frontier"] == r.calls["total"] == 1 and r.upper_bound == r.value
