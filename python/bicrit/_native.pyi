@@ -31,6 +31,7 @@ __all__ = [
     "alpha_maxmin",
     "alpha_power",
     "alpha_shared",
+    "auto_search",
     "catalog",
     "chain_structure",
     "check_learner",
