@@ -341,3 +341,22 @@ def test_exact_refuses_large_k_and_relaxed_refuses_ban_and_kbest() -> None:
         bicrit.structure("multilabel", edges="tree", n_labels=3, n_features=1).predict_one(w, [1.0])
     with pytest.raises(InvalidInputError, match="0 or 1"):
         bicrit.structure("multilabel").initialize(np.ones((2, 1)), [[0, 2], [1, 0]])
+
+
+@settings(max_examples=300, deadline=None)
+@given(problems(), st.sampled_from(["slack", "probloss", "beta", "log", "margin"]))
+def test_exact_frontier_search_equals_brute_force(p: dict, name: str) -> None:
+    """Exact inference gives the frontier by Hamming distance in its one enumeration pass: the
+    ``frontier`` search's value is max_y ψ(m(y), L(y)) over all 2^K labels, scored by the
+    independent numpy reference, in one call (what ``search="auto"`` runs for slack here)."""
+    s, w, x, y_true = p["s"], p["w"], p["x"], p["y_true"]
+    psi = bicrit.surrogate(name, beta=0.5) if name == "beta" else bicrit.surrogate(name)
+    r = bicrit.search("frontier", s.instance_oracle(w, x, y_true), psi)
+    Y = all_labels(len(y_true))
+    sc = scores(w, x, np.vstack([Y, y_true[None, :]]), s.edges_)
+    m = sc[:-1] - sc[-1]
+    loss = (y_true != Y).sum(axis=1)
+    best = max(psi.value(float(a), float(b)) for a, b in zip(m, loss, strict=True))
+    assert r.value == pytest.approx(best, rel=1e-9, abs=1e-9)
+    assert r.calls["frontier"] == r.calls["total"] == 1 and r.upper_bound == r.value
+    assert s.capabilities["frontier"] is True

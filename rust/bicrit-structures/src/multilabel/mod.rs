@@ -292,8 +292,30 @@ impl Multilabel {
     }
 
     fn scores<'a>(&'a self, w: &'a [f64], data: &CsrMatrix, i: usize) -> Scores<'a> {
-        let x = data.view();
-        let theta = (0..self.n_labels).map(|k| x.row_dot(i, w, k * self.n_features)).collect();
+        self.scores_shared(w, data, i, None)
+    }
+
+    /// The unary scores θ_k = w_k·x_i: the inference's shared ones when given
+    /// ([`Structure::shared_scores`], the same values), else computed (K·nnz(x_i) work: on
+    /// corel5k 374 × 499, against the tree DP's O(K)).
+    fn theta(&self, w: &[f64], data: &CsrMatrix, i: usize, shared: Option<&[f64]>) -> Vec<f64> {
+        match shared {
+            Some(t) if t.len() == self.n_labels => t.to_vec(),
+            _ => {
+                let x = data.view();
+                (0..self.n_labels).map(|k| x.row_dot(i, w, k * self.n_features)).collect()
+            }
+        }
+    }
+
+    fn scores_shared<'a>(
+        &'a self,
+        w: &'a [f64],
+        data: &CsrMatrix,
+        i: usize,
+        shared: Option<&[f64]>,
+    ) -> Scores<'a> {
+        let theta = self.theta(w, data, i, shared);
         let off = self.n_labels * self.n_features;
         Scores { theta, pair: &w[off..off + 4 * self.edges.len()], edges: &self.edges }
     }
@@ -437,6 +459,39 @@ impl Structure for Multilabel {
         }))
     }
 
+    /// θ_k = w_k·x_i for every label k: what every query of one inference shares (an extra
+    /// tree-DP or enumeration call then costs only the DP).
+    fn shared_scores(&self, w: &[f64], data: &CsrMatrix, i: usize) -> Result<Option<Vec<f64>>> {
+        self.check_data(data)?;
+        self.check_weights(w)?;
+        Ok(Some(self.theta(w, data, i, None)))
+    }
+
+    /// w·φ(x_i, y) from the shared θ: O(K + edges) per warm-start label instead of building
+    /// φ (K·d entries; the same value up to the order of the sums).
+    fn score_shared(
+        &self,
+        w: &[f64],
+        data: &CsrMatrix,
+        i: usize,
+        y: &MlLabel,
+        shared: Option<&[f64]>,
+    ) -> Result<f64> {
+        match shared {
+            Some(t) if t.len() == self.n_labels => {
+                self.check_data(data)?;
+                self.check_weights(w)?;
+                self.validate_label(y)?;
+                let s = self.scores_shared(w, data, i, shared);
+                Ok(match y {
+                    MlLabel::Integral(b) => s.score_bits(|k| b[k] as usize),
+                    MlLabel::Relaxed { nodes, edges } => s.score_marginals(nodes, edges),
+                })
+            }
+            _ => self.score(w, data, i, y),
+        }
+    }
+
     fn oracle(
         &self,
         w: &[f64],
@@ -445,13 +500,25 @@ impl Structure for Multilabel {
         y_true: &MlLabel,
         q: &TermQuery<'_, MlLabel>,
     ) -> Result<Vec<Scored<MlLabel>>> {
+        self.oracle_shared(w, data, i, y_true, q, None)
+    }
+
+    fn oracle_shared(
+        &self,
+        w: &[f64],
+        data: &CsrMatrix,
+        i: usize,
+        y_true: &MlLabel,
+        q: &TermQuery<'_, MlLabel>,
+        shared: Option<&[f64]>,
+    ) -> Result<Vec<Scored<MlLabel>>> {
         self.check_data(data)?;
         self.check_weights(w)?;
         let gold = self.gold_bits(y_true)?;
         if q.k == 0 {
             return Err(Error::input("k must be at least 1"));
         }
-        let s = self.scores(w, data, i);
+        let s = self.scores_shared(w, data, i, shared);
         let gold_score = s.score_bits(|k| gold[k] as usize);
         match self.inference {
             Inference::Exact => {
@@ -516,6 +583,18 @@ impl Structure for Multilabel {
         y_true: &MlLabel,
         objective: &Objective,
     ) -> Result<Vec<Scored<MlLabel>>> {
+        self.frontier_shared(w, data, i, y_true, objective, None)
+    }
+
+    fn frontier_shared(
+        &self,
+        w: &[f64],
+        data: &CsrMatrix,
+        i: usize,
+        y_true: &MlLabel,
+        objective: &Objective,
+        shared: Option<&[f64]>,
+    ) -> Result<Vec<Scored<MlLabel>>> {
         self.check_data(data)?;
         self.check_weights(w)?;
         let gold = self.gold_bits(y_true)?;
@@ -525,7 +604,7 @@ impl Structure for Multilabel {
                  inference only (enumeration, K ≤ 16)",
             ));
         }
-        let s = self.scores(w, data, i);
+        let s = self.scores_shared(w, data, i, shared);
         Ok(enumerate::frontier(&s, to_mask(gold), objective)
             .into_iter()
             .map(|f| scored_of(f, self.n_labels))

@@ -409,3 +409,42 @@ fn bad_input_is_an_error() {
     let bq = TermQuery { ban: &ban, ..TermQuery::loss_augmented(1.0) };
     assert!(matches!(r.oracle(&w, &x, 0, &gold, &bq), Err(bicrit_core::Error::Unsupported(_))));
 }
+
+#[test]
+fn shared_unary_scores_change_no_answer() {
+    // θ computed once per inference (Structure::shared_scores) gives the very answers of the
+    // oracle that computes its own, in every inference mode, and the labels' scores (relaxed
+    // ones included) up to the order of the sums.
+    let mut rng = Rng(0xC2B2_AE3D_27D4_EB4F);
+    for case in 0..600 {
+        let k = 1 + rng.below(6);
+        let inference = match rng.below(3) {
+            0 => Inference::Exact,
+            1 => Inference::Relaxed(RelaxedSolver::Qpbo),
+            _ => Inference::Tree,
+        };
+        let d = 1 + rng.below(3);
+        let edges = if inference == Inference::Tree { chain_edges(k) } else { random_edges(&mut rng, k) };
+        let s = Multilabel::new(k, d, edges, inference).unwrap();
+        let w: Vec<f64> = (0..s.size_joint_feature()).map(|_| 4.0 * rng.unit() - 2.0).collect();
+        let x = CsrMatrix::from_dense(&[(0..d).map(|_| 4.0 * rng.unit() - 2.0).collect()], d).unwrap();
+        let gold = MlLabel::Integral((0..k).map(|_| rng.below(2) as u8).collect());
+        let shared = s.shared_scores(&w, &x, 0).unwrap().unwrap();
+        assert_eq!(shared.len(), k);
+        let (primary, secondary) = random_query(&mut rng);
+        let q = TermQuery { primary, secondary, ban: &[], k: 1, cone: None };
+        let own = s.oracle(&w, &x, 0, &gold, &q).unwrap();
+        let with = s.oracle_shared(&w, &x, 0, &gold, &q, Some(&shared)).unwrap();
+        assert_eq!(own, with, "case {case}: {inference:?}");
+        // scores from the shared θ: the joint feature's value up to the order of the sums
+        for y in own.iter().map(|a| &a.label).chain([&gold]) {
+            let direct = s.score(&w, &x, 0, y).unwrap();
+            let fast = s.score_shared(&w, &x, 0, y, Some(&shared)).unwrap();
+            assert!((fast - direct).abs() <= 1e-12 * (1.0 + direct.abs()), "case {case}: {fast} vs {direct}");
+        }
+        if inference == Inference::Exact {
+            let own = s.frontier(&w, &x, 0, &gold, &primary).unwrap();
+            assert_eq!(own, s.frontier_shared(&w, &x, 0, &gold, &primary, Some(&shared)).unwrap());
+        }
+    }
+}
