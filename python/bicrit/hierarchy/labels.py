@@ -199,13 +199,10 @@ def add_virtual_leaves(
     elif nodes == "all":
         parents_of_virtual = [v for v in range(n) if children[v]]
     else:
-        found: set[int] = set()
-        for i, y in enumerate(Y):
-            ids = _as_ids(y, n, f"Y[{i}]")
-            for t in terminals(hierarchy, ids).tolist():
-                if children[t]:
-                    found.add(int(t))
-        parents_of_virtual = sorted(found)
+        from bicrit.hierarchy.shape import LabelShape  # it reads the terminals defined here
+
+        ids = [_as_ids(y, n, f"Y[{i}]") for i, y in enumerate(Y)]
+        parents_of_virtual = LabelShape.of(hierarchy, ids).internal_terminals
     names = hierarchy.names
     taken = set(names)
     new_names = list(names)

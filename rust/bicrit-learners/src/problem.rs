@@ -181,29 +181,6 @@ impl<S: Structure> Problem<'_, S> {
             )));
         }
         let dim = self.dim();
-        // one integral answer: the structure may give φ(ŷ) − φ(y_i) without building φ(ŷ)
-        let direct = match &out.answer[..] {
-            [only] if only.weight == 1.0 => {
-                self.structure.joint_feature_difference(self.data, i, &only.label, y_true)
-            }
-            _ => None,
-        };
-        if let Some(dphi) = direct {
-            let dphi = dphi?;
-            check_indices(i, &dphi, dim)?;
-            let margin = scale * dot(w, &dphi);
-            return Ok(Violation {
-                loss: out.value,
-                is_gold: false,
-                fractional,
-                scale: c,
-                intercept: out.value - c * margin,
-                margin,
-                dphi,
-                calls: out.calls,
-                warm: out.warm,
-            });
-        }
         let dphi = with_scratch(dim, |s| -> Result<SparseVec> {
             // Σ_j t_j (φ(y_j) − φ(y_i)) over the answer's labels other than y_i (a hull edge
             // ending at the gold label, 90 % of slack's late answers on CoNLL, adds nothing):

@@ -86,21 +86,6 @@ pub trait Structure: Send + Sync {
     /// φ(x_i, y) as a sparse vector (indices may repeat).
     fn joint_feature(&self, data: &Self::Data, i: usize, y: &Self::Label) -> Result<SparseVec>;
 
-    /// φ(x_i, y) − φ(x_i, y_true) with unique indices and no exact zeros, entry for entry what
-    /// accumulating the two vectors gives (the entries of y's φ first, in its order, then those
-    /// only y_true has), when the structure computes it without building φ(x_i, y); `None`
-    /// (the default): the caller builds it from [`Structure::joint_feature`].
-    fn joint_feature_difference(
-        &self,
-        data: &Self::Data,
-        i: usize,
-        y: &Self::Label,
-        y_true: &Self::Label,
-    ) -> Option<Result<SparseVec>> {
-        let _ = (data, i, y, y_true);
-        None
-    }
-
     /// Decomposable terms of `y` against `y_true` (fails when the two are not labels of the
     /// same instance, e.g. sequences of different lengths).
     fn terms(&self, y: &Self::Label, y_true: &Self::Label) -> Result<Terms>;

@@ -386,9 +386,9 @@ impl HierarchyStructure {
 }
 
 impl HierarchyStructure {
-    /// [`Structure::joint_feature_difference`]: +s_n·x_i for n ∈ y ∖ y_true (in y's order),
-    /// then −s_n·x_i for n ∈ y_true ∖ y, exact zeros dropped — the order and values of
-    /// accumulating φ(x_i, y) − φ(x_i, y_true) entry by entry.
+    /// φ(x_i, y) − φ(x_i, y_true) ([`Structure::add_feature_difference`]): +s_n·x_i for
+    /// n ∈ y ∖ y_true (in y's order), then −s_n·x_i for n ∈ y_true ∖ y, exact zeros dropped —
+    /// the order and values of accumulating φ(x_i, y) − φ(x_i, y_true) entry by entry.
     fn feature_difference(
         &self,
         data: &CsrMatrix,
@@ -502,17 +502,25 @@ impl Structure for HierarchyStructure {
         Ok(v)
     }
 
-    /// Only the nodes of y △ y_true: a multi-label DAG answer often holds most of the nodes,
-    /// and building φ(x_i, ŷ) (|ŷ|·nnz(x_i) entries) to cancel it against φ(x_i, y_true) was
-    /// the larger part of an SGD step on the Gene Ontology sets (benches/hierarchy/RESULTS.md).
-    fn joint_feature_difference(
+    /// One integral answer: only the nodes of ŷ △ y_true. A multi-label DAG answer often holds
+    /// most of the nodes, and building φ(x_i, ŷ) (|ŷ|·nnz(x_i) entries) to cancel it against
+    /// φ(x_i, y_true) was the larger part of an SGD step on the Gene Ontology sets
+    /// (benches/hierarchy/RESULTS.md). Fractional answers: the learner's whole vectors.
+    fn add_feature_difference(
         &self,
         data: &CsrMatrix,
         i: usize,
-        y: &HierLabel,
         y_true: &HierLabel,
-    ) -> Option<Result<SparseVec>> {
-        Some(self.feature_difference(data, i, y, y_true))
+        answer: &[(&HierLabel, f64)],
+        add: &mut dyn FnMut(usize, f64),
+    ) -> Result<bool> {
+        let [(y, t)] = answer else { return Ok(false) };
+        if *t != 1.0 {
+            return Ok(false);
+        }
+        let d = self.feature_difference(data, i, y, y_true)?;
+        d.indices.iter().zip(&d.values).for_each(|(&j, &v)| add(j, v));
+        Ok(true)
     }
 
     fn terms(&self, y: &HierLabel, y_true: &HierLabel) -> Result<Terms> {
