@@ -295,8 +295,8 @@ def main() -> int:
         f"{a.epochs} interleaved epochs per run (wall seconds, the Trainer's own clock); CPU = "
         f"process CPU seconds per epoch (all threads); serial share = (CPU of the calling "
         f"thread − CPU of the pool's thread) ÷ CPU of both at n_jobs = 2; unchanged = "
-        f"bit-identical averaged weights and objectives; lower bound = one `batch_predict` pass (best of 3) at the same "
-        f"n_jobs."
+        f"bit-identical averaged weights and objectives; lower bound = one `batch_predict` "
+        f"pass (best of 3) at the same n_jobs."
     )
     text = note + "\n\n" + table(results)
     if a.write:
