@@ -3,10 +3,8 @@
 use std::cell::Cell;
 use std::time::{Duration, Instant};
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
-
 use bicrit_core::{Error, Result};
+use rayon::prelude::*;
 
 /// Callback the driver calls between blocks (at most every 50 ms); an error aborts the epoch. The
 /// bindings check for Ctrl-C there.
@@ -51,62 +49,35 @@ impl<'a> Context<'a> {
         Ok(())
     }
 
-    /// `f(i)` for every index of `idx`, on the calling thread and the pool's threads together
-    /// ([`Context::map_owned`]); results in the order of `idx`, the first error (in that order)
-    /// if any.
+    /// `f(i)` for every index of `idx`, in parallel on the pool when there is one; results in the
+    /// order of `idx`. Every item is a task of its own (`with_max_len(1)`), so an idle thread
+    /// steals the next instance rather than waiting for a chunk: instances differ in cost (a
+    /// sentence of 80 tokens next to one of 5), and a mini-batch has only a few of them.
     pub fn map<T: Send>(
         &self,
         idx: &[usize],
         f: impl Fn(usize) -> Result<T> + Sync + Send,
     ) -> Result<Vec<T>> {
-        self.map_owned(idx.to_vec(), f).into_iter().collect()
+        match self.pool {
+            Some(pool) if idx.len() > 1 && pool.current_num_threads() > 1 => {
+                pool.install(|| idx.par_iter().with_max_len(1).map(|&i| f(i)).collect())
+            }
+            _ => idx.iter().map(|&i| f(i)).collect(),
+        }
     }
 
-    /// `f(item)` for every item of `items`, consumed (what `f` drops is freed where it ran);
-    /// results in the order of `items`. With a pool, the calling thread and the pool's threads
-    /// take the next item from a shared counter until none is left: the caller works instead of
-    /// sleeping until the pool is done (and is the n_jobs-th thread, see [`Context::pool`]), and
-    /// an idle thread takes the next instance, whatever the instances' costs (a sentence of 80
-    /// tokens next to one of 5, in a mini-batch of a few). Which thread ran an item never changes
-    /// its result.
+    /// `f(item)` for every item of `items`, consumed (so what `f` drops is freed on the pool's
+    /// threads), in parallel on the pool when there is one; results in the order of `items`.
     pub fn map_owned<T: Send, R: Send>(&self, items: Vec<T>, f: impl Fn(T) -> R + Sync + Send) -> Vec<R> {
-        let pool = match self.pool {
-            Some(pool) if items.len() > 1 => pool,
-            _ => return items.into_iter().map(f).collect(),
-        };
-        let n = items.len();
-        let slots: Vec<Mutex<Option<T>>> = items.into_iter().map(|t| Mutex::new(Some(t))).collect();
-        let out: Vec<Mutex<Option<R>>> = (0..n).map(|_| Mutex::new(None)).collect();
-        let next = AtomicUsize::new(0);
-        let work = || loop {
-            let k = next.fetch_add(1, Ordering::Relaxed);
-            if k >= n {
-                break;
+        match self.pool {
+            Some(pool) if items.len() > 1 && pool.current_num_threads() > 1 => {
+                pool.install(|| items.into_par_iter().with_max_len(1).map(f).collect())
             }
-            let item = slots[k].lock().unwrap_or_else(|e| e.into_inner()).take();
-            if let Some(item) = item {
-                let r = f(item);
-                *out[k].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
-            }
-        };
-        let helpers = pool.current_num_threads().min(n - 1);
-        pool.in_place_scope(|s| {
-            for _ in 0..helpers {
-                s.spawn(|_| work());
-            }
-            work();
-        });
-        out.into_iter()
-            .map(|m| {
-                m.into_inner()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .expect("every item was taken by one thread and its result stored")
-            })
-            .collect()
+            _ => items.into_iter().map(f).collect(),
+        }
     }
 
-    /// The pool for `n_jobs` threads (−1: all cores, 1: none): n_jobs − 1 threads, the calling
-    /// thread being the n_jobs-th ([`Context::map_owned`]).
+    /// Builds a pool of `n_jobs` threads (−1: all cores, 1: none).
     pub fn pool(n_jobs: i64) -> Result<Option<rayon::ThreadPool>> {
         let n = match n_jobs {
             1 => return Ok(None),
@@ -122,7 +93,7 @@ impl<'a> Context<'a> {
             return Ok(None);
         }
         rayon::ThreadPoolBuilder::new()
-            .num_threads(n - 1)
+            .num_threads(n)
             .thread_name(|i| format!("bicrit-learner-{i}"))
             .build()
             .map(Some)
