@@ -222,9 +222,9 @@ class Nhsvm3Trainer:
     nhsvm3.rs``) on a single-path ``hierarchy`` structure: minimises ½‖w‖² + C·Σ_i ℓ_i with
     η_t = 1/(λ(t + t0)), λ = 1/(n·C), steps of ``batch_size`` instances; the inferences of a
     block of ``block_size`` instances (None: ``batch_size``) run on ``n_jobs`` threads at the
-    block's starting weights (the model does not depend on ``n_jobs``), t-weighted averaging. ``X`` is a CSR
-    tuple, ``Y`` node-id label sequences with the root. ``epoch()`` runs with the GIL released;
-    Ctrl-C or an error leaves the state of the previous epoch."""
+    block's starting weights (the model does not depend on ``n_jobs``), t-weighted averaging.
+    ``X`` is a CSR tuple, ``Y`` node-id label sequences with the root. ``epoch()`` runs with the
+    GIL released; Ctrl-C or an error leaves the state of the previous epoch."""
 
     def __new__(
         cls,
