@@ -12,9 +12,10 @@ and the epoch as a multiple of a measured lower bound.
 * **Unchanged.** After the last epoch both runs' averaged weights are compared bit for bit, and
   so are their epoch objectives (determinism: the work split never depends on ``n_jobs``).
 * **Where the time goes at n_jobs = 2.** The CPU seconds of the calling thread (what the
-  learner does in sequence: weight updates, line searches, bookkeeping) and of the pool's
-  threads (``/proc/self/task/*/schedstat``), so the serial share is measured even when the
-  machine is loaded and the wall-clock speed-up is not.
+  learner does in sequence: weight updates, line searches, bookkeeping; it sleeps while the
+  pool runs a parallel pass) and of the pool's threads (``/proc/self/task/*/schedstat``), so
+  the serial share is measured even when the machine is loaded and the wall-clock speed-up is
+  not.
 * **Lower bound** (item 7): one pass over the training data with one plain decode per instance
   (Viterbi, tree DP, maximum spanning tree, enumeration: the structure's ``batch_predict`` at the
   trained weights), best of 3, at ``n_jobs=1`` and ``n_jobs=2``; the epoch at each ``n_jobs``
@@ -224,7 +225,8 @@ def _commit() -> str:
 def table(results: list[dict[str, Any]]) -> str:
     head = (
         "| structure | data (n) | learner | epoch n_jobs=1 (s) | epoch n_jobs=2 (s) | "
-        "**speed-up** | CPU 1 → 2 (s) | serial share at 2 | unchanged | lower bound 1 / 2 (s) | "
+        "**speed-up** | CPU 1 → 2 (s) | serial share at 2 | unchanged | "
+        "lower bound 1 / 2 (s) | "
         "**epoch ÷ bound** at 1 / 2 | load |"
     )
     lines = [head, "|" + "---|" * 12]
@@ -288,10 +290,10 @@ def main() -> int:
         f"{results[0]['commit'] if results else '?'}, {os.cpu_count()} cores, load average "
         f"{min(loads, default=0):.1f}–{max(loads, default=0):.1f} during the run. Median of "
         f"{a.epochs} interleaved epochs per run (wall seconds, the Trainer's own clock); CPU = "
-        f"process CPU seconds per epoch (all threads); serial share = CPU of the calling thread ÷ "
-        f"CPU of all the learner's threads at n_jobs = 2; unchanged = bit-identical averaged "
-        f"weights and objectives; lower bound = one `batch_predict` pass (best of 3) at the same "
-        f"n_jobs."
+        f"process CPU seconds per epoch (all threads); serial share = CPU of the calling "
+        f"thread ÷ CPU of all the learner's threads at n_jobs = 2; unchanged = "
+        f"bit-identical averaged weights and objectives; lower bound = one `batch_predict` "
+        f"pass (best of 3) at the same n_jobs."
     )
     text = note + "\n\n" + table(results)
     if a.write:

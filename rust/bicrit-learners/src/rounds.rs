@@ -18,6 +18,10 @@ use bicrit_structures::Structure;
 use crate::scratch::with_scratch;
 use crate::{infer_many, keep_warm, params, Context, Journal, PassCounts, Problem};
 
+/// Instances per partial sum of a cut's slope (a fixed split, so the sum's floating-point order
+/// does not depend on `n_jobs`; at most one chunk below it, summed in the instances' order).
+const CUT_CHUNK: usize = 256;
+
 /// A 1-slack cut: slope Σ_i c_i·Δφ_i and intercept Σ_i b_i, with the pass's counters.
 #[derive(Clone, Debug, Default)]
 pub struct Cut {
@@ -65,16 +69,35 @@ where
 {
     let idx: Vec<usize> = (0..p.n()).collect();
     let mut found = infer_many(p, ctx, &idx, w, 1.0, warm, None)?;
+    // The slope Σ_i c_i·Δφ_i in two stages, so that most of the sum runs on the pool and its
+    // floating-point order depends on the fixed chunks only (never on the number of threads):
+    // each chunk of CUT_CHUNK instances summed in its order, in parallel, then the chunks' sums
+    // added in order.
+    let dim = p.dim();
+    let chunks: Vec<usize> = (0..found.len().div_ceil(CUT_CHUNK)).collect();
+    let parts = {
+        let found = &found;
+        ctx.map(&chunks, |k| {
+            let part = &found[k * CUT_CHUNK..((k + 1) * CUT_CHUNK).min(found.len())];
+            let sum = with_scratch(dim, |s| {
+                for vio in part {
+                    if vio.scale != 0.0 {
+                        s.add_sparse(&vio.dphi, vio.scale);
+                    }
+                }
+                s.take()
+            });
+            Ok(sum)
+        })?
+    };
     let mut counts = PassCounts::default();
     for (i, vio) in found.iter_mut().enumerate() {
         counts.record(vio);
         keep_warm(warm, i, std::mem::take(&mut vio.warm), common, journal);
     }
-    let slope = with_scratch(p.dim(), |s| {
-        for vio in &found {
-            if vio.scale != 0.0 {
-                s.add_sparse(&vio.dphi, vio.scale);
-            }
+    let slope = with_scratch(dim, |s| {
+        for part in &parts {
+            s.add_sparse(part, 1.0);
         }
         s.take()
     });
