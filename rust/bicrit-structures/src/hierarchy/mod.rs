@@ -502,6 +502,44 @@ impl Structure for HierarchyStructure {
         Ok(v)
     }
 
+    /// w·φ(x_i, y) without building φ(x_i, y): the same products s_n·x_j times the same weights,
+    /// summed in `joint_feature`'s entry order, so the value is bit-identical to
+    /// `joint_feature(..).dot(w)`. The warm start re-scores its labels every inference
+    /// (thesis §`sec:convex_hull_search`); on a Gene Ontology DAG a loss-augmented answer holds
+    /// most of the nodes, and building its |y|·nnz(x_i) entries to take one dot product was half
+    /// of an SGD epoch on seq_GO (benches/hierarchy/RESULTS.md).
+    fn score(&self, w: &[f64], data: &CsrMatrix, i: usize, y: &HierLabel) -> Result<f64> {
+        self.check_width(data)?;
+        self.check(y)?;
+        if w.len() < self.size_joint_feature() {
+            return Err(Error::input(format!(
+                "w has {} entries, fewer than the joint feature size {}",
+                w.len(),
+                self.size_joint_feature()
+            )));
+        }
+        let x = data.view();
+        let (idx, val) = x.row(i);
+        let (d, m) = (self.n_features, self.n_nodes());
+        Ok(match self.layout {
+            WeightLayout::NodeMajor => y
+                .iter()
+                .flat_map(|&n| {
+                    let (block, s) = (&w[n as usize * d..(n as usize + 1) * d], self.scale[n as usize]);
+                    idx.iter().zip(val).map(move |(&c, &v)| block[c as usize] * (s * v))
+                })
+                .sum(),
+            WeightLayout::FeatureMajor => idx
+                .iter()
+                .zip(val)
+                .flat_map(|(&c, &v)| {
+                    let row = &w[c as usize * m..(c as usize + 1) * m];
+                    y.iter().map(move |&n| row[n as usize] * (self.scale[n as usize] * v))
+                })
+                .sum(),
+        })
+    }
+
     /// One integral answer: only the nodes of ŷ △ y_true. A multi-label DAG answer often holds
     /// most of the nodes, and building φ(x_i, ŷ) (|ŷ|·nnz(x_i) entries) to cancel it against
     /// φ(x_i, y_true) was the larger part of an SGD step on the Gene Ontology sets

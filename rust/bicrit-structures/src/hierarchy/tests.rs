@@ -605,3 +605,38 @@ fn feature_difference_is_the_accumulated_difference_bit_for_bit() {
         assert!(s.feature_difference(&x, 0, &vec![u32::MAX], &labels[0]).is_err());
     }
 }
+
+#[test]
+fn score_is_the_joint_feature_dot_bit_for_bit() {
+    let mut rng = Rng(7);
+    for case in 0..24 {
+        let (tree, multilabel) = (case % 2 == 0, case % 3 != 0);
+        let n = 2 + rng.below(6);
+        let g = random_graph(&mut rng, n, if tree { 1 } else { 3 });
+        let d = 1 + rng.below(4);
+        let opts = HierarchyOptions {
+            space: LabelSpace::Any,
+            multilabel,
+            loss: HierLoss::Node,
+            n_features: d,
+            node_scale: Some((0..n).map(|_| rng.pick(&[0.0, 0.3, 1.0, 1.7])).collect()),
+            node_loss_weight: None,
+            node_miss_weight: None,
+            layout: if case % 4 < 2 { WeightLayout::NodeMajor } else { WeightLayout::FeatureMajor },
+        };
+        let s = HierarchyStructure::new(g, opts).unwrap();
+        // inexact products (thirds, sevenths) so that the summation order shows in the bits
+        let rows: Vec<Vec<f64>> = (0..2).map(|_| (0..d).map(|_| rng.int(-3, 3) / 3.0).collect()).collect();
+        let x = CsrMatrix::from_dense(&rows, d).unwrap();
+        let w: Vec<f64> = (0..s.size_joint_feature()).map(|_| rng.int(-9, 9) / 7.0).collect();
+        for y in &all_labels(&s) {
+            for i in 0..2 {
+                let want = s.joint_feature(&x, i, y).unwrap().dot(&w);
+                let got = s.score(&w, &x, i, y).unwrap();
+                assert_eq!(got.to_bits(), want.to_bits(), "case {case}: y {y:?} row {i}");
+            }
+        }
+        assert!(s.score(&w, &x, 0, &vec![u32::MAX]).is_err());
+        assert!(s.score(&w[..w.len() - 1], &x, 0, &all_labels(&s)[0]).is_err());
+    }
+}
