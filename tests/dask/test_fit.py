@@ -60,6 +60,9 @@ def test_one_slack_weights_equal_local(client, bounds):
     assert h["partitions"][-1] == sum(1 for a, b in itertools.pairwise(bounds) if b > a)
     # only weights go out: O(d) bytes per worker whatever the partition size
     assert h["bytes_sent"][-1] == model._w.nbytes * h["partitions"][-1]
+    # every round has its partitions' CPU seconds, measured on the workers (through the tree of
+    # sums for 3 partitions)
+    assert (h["worker_cpu"].to_numpy() > 0).all()
     np.testing.assert_allclose(h["objective"].to_numpy(), local.history_["objective"].to_numpy())
 
 

@@ -16,7 +16,9 @@ epochs are rounds on the cluster (:mod:`bicrit.dask.runners`): ``cutting-plane``
 local learner's iterates, ``bcfw`` runs CoCoA with a certified duality gap, ``sgd`` mixes
 parameters every round. ``history_`` has the local columns plus ``round``, ``partitions``,
 ``bytes_sent`` (client → workers), ``bytes_per_worker`` (weights in + sums out),
-``worker_time`` (slowest partition), ``worker_time_mean``, ``round_time`` and ``rebuilt``.
+``worker_time`` (slowest partition), ``worker_time_mean``, ``worker_cpu`` (the largest
+partition's CPU seconds: its worker process's, not inflated by a loaded machine),
+``round_time`` and ``rebuilt``.
 """
 
 from __future__ import annotations

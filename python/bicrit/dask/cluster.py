@@ -55,6 +55,7 @@ def combine(a: dict[str, Any], b: dict[str, Any], kind: str) -> dict[str, Any]:
     changes, counts and dual shares add; times and sizes are kept per partition."""
     out: dict[str, Any] = {
         "time": {**a["time"], **b["time"]},
+        "cpu": {**a["cpu"], **b["cpu"]},
         "bytes": {**a["bytes"], **b["bytes"]},
     }
     out["n"] = a["n"] + b["n"]
@@ -336,6 +337,7 @@ class Shards:
             "bytes_per_worker": (int(w.nbytes) + sum(sizes.values()) / max(k, 1)),
             "worker_time": max(times.values()) if times else 0.0,
             "worker_time_mean": sum(times.values()) / max(k, 1),
+            "worker_cpu": max(total["cpu"].values()) if times else 0.0,
             "round_time": wall,
             "rebuilt": attempts,
         }

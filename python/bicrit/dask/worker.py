@@ -176,15 +176,21 @@ def _phase(key: str, phase: int) -> Any:
 def run_round(
     key: str, phase: int, w: np.ndarray, scale: float, task_loss: bool, sigma: float = 1.0
 ) -> dict[str, Any]:
-    """One round of the partition at ``w``: its native pass (GIL released) and the time it
-    took, with the size of what it sends back."""
+    """One round of the partition at ``w``: its native pass (GIL released), the wall time and
+    the worker process's CPU time it took, with the size of what it sends back."""
     held = _held(key)
     part = _phase(key, phase)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     out = part.round(np.ascontiguousarray(w, dtype=np.float64), scale, task_loss, sigma)
-    elapsed = time.perf_counter() - start
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
     nbytes = sum(int(x.nbytes) for x in out if isinstance(x, np.ndarray))
-    return {"out": out, "time": {key: elapsed}, "bytes": {key: nbytes}, "n": held.n}
+    return {
+        "out": out,
+        "time": {key: elapsed},
+        "cpu": {key: cpu},
+        "bytes": {key: nbytes},
+        "n": held.n,
+    }
 
 
 def evaluate(key: str, phase: int, w: np.ndarray) -> dict[str, Any]:
