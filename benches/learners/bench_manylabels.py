@@ -14,7 +14,9 @@ the test split.
     python benches/learners/bench_manylabels.py [--sets a,b] [--methods ovr,margin,slack]
         [--out benches/learners/results/manylabels.jsonl]
 
-``--one NAME METHOD`` runs one fit and prints its JSON row (what the driver calls).
+``--one NAME METHOD`` runs one fit and prints its JSON row (what the driver calls). Each fit's
+test predictions go to ``--pred-dir`` (``NAME.METHOD.npz``: the 0/1 rows bit-packed, with the
+commit), for the paired bootstrap of ``bootstrap_manylabels.py``.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bicrit._atomic import write_text
+from bicrit._atomic import atomic_write, write_text
 
 SETS = [
     "emotions",
@@ -44,6 +46,7 @@ SETS = [
     "delicious",
 ]
 METHODS = ["ovr", "margin", "slack"]
+PRED_DIR = "benches/learners/results/manylabels_pred"
 
 
 def _ovr(tr: Any, te: Any) -> tuple[Any, float]:
@@ -102,7 +105,31 @@ def latest(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(last.values())
 
 
-def run_one(name: str, method: str, n_jobs: int | None) -> dict[str, Any]:
+def save_predictions(folder: str, name: str, method: str, P: Any, commit: str) -> None:
+    """The test predictions of one fit, bit-packed (``unpack`` reads them back)."""
+    import numpy as np
+
+    P = np.asarray(P, dtype=bool)
+    path = Path(folder) / f"{name.replace('/', '_')}.{method}.npz"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_write(path, "wb") as f:
+        np.savez_compressed(
+            f, bits=np.packbits(P, axis=1), shape=np.asarray(P.shape), commit=np.asarray(commit)
+        )
+
+
+def load_predictions(folder: str, name: str, method: str) -> Any:
+    """The 0/1 test predictions :func:`save_predictions` wrote, as an (n, K) uint8 array."""
+    import numpy as np
+
+    with np.load(Path(folder) / f"{name.replace('/', '_')}.{method}.npz") as z:
+        n, k = (int(v) for v in z["shape"])
+        return np.unpackbits(z["bits"], axis=1, count=k)[:n].astype(np.uint8)
+
+
+def run_one(
+    name: str, method: str, n_jobs: int | None, pred_dir: str | None = None
+) -> dict[str, Any]:
     import numpy as np
 
     from bicrit import MultiLabelSVM, datasets
@@ -127,6 +154,8 @@ def run_one(name: str, method: str, n_jobs: int | None) -> dict[str, Any]:
             learner=s["learner"],
         )
     row["commit"] = _commit()
+    if pred_dir is not None:
+        save_predictions(pred_dir, name, method, P, row["commit"])
     row["fit_time"] = time.perf_counter() - t0
     row["cpu_time"] = time.process_time() - c0
     row["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -173,10 +202,11 @@ def main() -> int:
     p.add_argument("--methods", default=",".join(METHODS))
     p.add_argument("--n-jobs", type=int, default=None)
     p.add_argument("--out", default="benches/learners/results/manylabels.jsonl")
+    p.add_argument("--pred-dir", default=PRED_DIR, help="where each fit's test predictions go")
     p.add_argument("--table", action="store_true", help="print the table of --out and exit")
     a = p.parse_args()
     if a.one:
-        print(json.dumps(run_one(a.one[0], a.one[1], a.n_jobs)))
+        print(json.dumps(run_one(a.one[0], a.one[1], a.n_jobs, a.pred_dir)))
         return 0
     out = Path(a.out)
     if a.table:
@@ -188,6 +218,7 @@ def main() -> int:
             cmd = [sys.executable, __file__, "--one", name, method]
             if a.n_jobs is not None:
                 cmd += ["--n-jobs", str(a.n_jobs)]
+            cmd += ["--pred-dir", a.pred_dir]
             res = subprocess.run(cmd, capture_output=True, text=True, env=os.environ)
             if res.returncode != 0:
                 print(f"{name} {method} FAILED:\n{res.stderr[-2000:]}", flush=True)

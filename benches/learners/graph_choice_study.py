@@ -1,0 +1,199 @@
+"""Candidate defaults that could close the gaps to one-vs-rest LinearSVC (issue 16,
+Done-when 2), judged on **training data only**, with the protocol of
+``stop_rule_protocol.py``: each training split is cut into a part the whole ``C="auto"``
+protocol runs on (its own seeded hold-out for C included) and an evaluation part (20 %, seeds
+1 and 2, ``[seed, 29]``) that no candidate sees. The test split is never read.
+
+Variants (each with ``C="auto"``, ``random_state=0``, everything else the default):
+
+* ``graph``: today's default ``MultiLabelSVM`` (``edges="auto"``: full graph ≤ 16 labels, the
+  Chow–Liu tree beyond; no per-label bias feature: the edge potentials carry the offsets);
+* ``graph+bias``: the same with a constant feature (value 1) appended after the scaling, so each
+  label gets its own regularised bias as LinearSVC's intercept (``intercept_scaling=1``);
+* ``independent+bias``: no edges (``edges=[]``) with that bias feature: margin rescaling is then
+  one hinge per label, OvR's form (LinearSVC's default is the squared hinge);
+* ``choose`` (derived, not fitted): ``graph`` or ``independent+bias``, whichever scored higher
+  on C="auto"'s own hold-out (the best point of its validation curve; ties: ``graph``) — the
+  rule "C='auto' also chooses the graph";
+* ``ovr``: one-vs-rest LinearSVC, C chosen on the same hold-out by the same key
+  (``bench_manylabels._ovr``), for reference.
+
+    python benches/learners/graph_choice_study.py --sets emotions,birds --seeds 1
+    python benches/learners/graph_choice_study.py --table
+
+Rows: ``benches/learners/results/graph_choice_study.jsonl``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bicrit._atomic import write_text
+
+OUT = Path("benches/learners/results/graph_choice_study.jsonl")
+VARIANTS = ["graph", "graph+bias", "independent+bias", "ovr"]
+
+
+def _with_bias(X_fit: Any, X_ev: Any) -> tuple[Any, Any]:
+    """Both parts scaled as ``MultiLabelSVM(scale=True)`` scales (moments of the fitting part),
+    with a constant column of 1 appended after the scaling (a dense constant column would be
+    centred to 0 by the scaling)."""
+    import scipy.sparse as sp
+
+    from bicrit.estimators.scaling import apply_scale, learn_scale
+
+    _, mean, scale = learn_scale(X_fit)
+    out = []
+    for X in (X_fit, X_ev):
+        Xs = apply_scale(X, mean, scale)
+        ones = np.ones((Xs.shape[0], 1), dtype=np.float64)
+        out.append(
+            sp.csr_array(sp.hstack([Xs, sp.csr_array(ones)]))
+            if sp.issparse(Xs)
+            else np.hstack([Xs, ones])
+        )
+    return out[0], out[1]
+
+
+def run(data: str, surrogate: str, variant: str, seed: int) -> dict[str, Any]:
+    from types import SimpleNamespace
+
+    from bicrit import MultiLabelSVM, datasets
+    from bicrit.metrics import multilabel_report
+
+    tr = datasets.load(data, "train")
+    n = tr.X.shape[0]
+    perm = np.random.default_rng([seed, 29]).permutation(n)
+    k = round(0.2 * n)
+    ev, fit = np.sort(perm[:k]), np.sort(perm[k:])
+    X_fit, X_ev = tr.X[fit], tr.X[ev]
+    Y_fit, Y_ev = np.asarray(tr.Y)[fit], np.asarray(tr.Y)[ev]
+    c0 = time.process_time()
+    row: dict[str, Any] = {"data": data, "surrogate": surrogate, "variant": variant, "seed": seed}
+    if variant == "ovr":
+        sys.path.insert(0, str(Path(__file__).parent))
+        from bench_manylabels import _ovr
+
+        P, c = _ovr(SimpleNamespace(X=X_fit, Y=Y_fit), SimpleNamespace(X=X_ev, Y=Y_ev))
+        row.update(C=float(c), epochs=None, validation=None)
+    else:
+        kw: dict[str, Any] = {"surrogate": surrogate, "C": "auto", "random_state": 0}
+        if variant != "graph":
+            X_fit, X_ev = _with_bias(X_fit, X_ev)
+            kw["scale"] = False
+        if variant == "independent+bias":
+            kw["edges"] = []
+        est = MultiLabelSVM(**kw).fit(X_fit, Y_fit)
+        P = est.predict(X_ev)
+        row.update(
+            C=float(est.C_),
+            epochs=int(est.n_epochs_),
+            validation=max(v for _, v in est.validation_curve_),
+            edges=est.edges_kind_,
+        )
+    row["cpu"] = time.process_time() - c0
+    r = multilabel_report(Y_ev, np.asarray(P))
+    row.update(micro_f1=float(r["micro_f1"]), jaccard_acc=float(r["jaccard_accuracy"]))
+    return row
+
+
+def _with_choice(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Adds the derived ``choose`` rows: per (data, surrogate, seed), ``graph`` or
+    ``independent+bias`` by the higher best validation score (ties: ``graph``)."""
+    by: dict[tuple[str, str, int], dict[str, dict[str, Any]]] = {}
+    for r in rows:
+        by.setdefault((r["data"], r["surrogate"], r["seed"]), {})[r["variant"]] = r
+    out = list(rows)
+    for g in by.values():
+        a, b = g.get("graph"), g.get("independent+bias")
+        if a is None or b is None:
+            continue
+        pick = b if b["validation"] > a["validation"] else a
+        out.append({**pick, "variant": "choose", "picked": pick["variant"]})
+    return out
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    """Mean over seeds per (data, surrogate, variant): evaluation micro-F1 / Acc (C, CPU)."""
+    rows = _with_choice(rows)
+    names = [*VARIANTS[:-1], "choose", "ovr"]
+    groups: dict[tuple[str, str], dict[str, list[dict[str, Any]]]] = {}
+    for r in rows:
+        groups.setdefault((r["data"], r["surrogate"]), {}).setdefault(r["variant"], []).append(r)
+    ovr = {r["data"]: r for r in rows if r["variant"] == "ovr"}
+    out = ["| data | surrogate | " + " | ".join(names) + " |", "|---" * (2 + len(names)) + "|"]
+    diffs: dict[str, list[tuple[float, float]]] = {x: [] for x in names}
+    meets: dict[str, int] = {x: 0 for x in names}
+    for (data, sur), g in groups.items():
+        if sur == "-":
+            continue
+        g = {**g, "ovr": [r for r in rows if r["variant"] == "ovr" and r["data"] == data]}
+        cells = []
+        complete = all(g.get(x) for x in names)
+        for x in names:
+            rs = g.get(x, [])
+            if not rs:
+                cells.append("–")
+                continue
+            f1 = float(np.mean([r["micro_f1"] for r in rs]))
+            acc = float(np.mean([r["jaccard_acc"] for r in rs]))
+            cs = "/".join(f"{r['C']:g}" for r in rs)
+            extra = " [" + "/".join(r["picked"][0] for r in rs) + "]" if x == "choose" else ""
+            cells.append(f"{f1:.4f} / {acc:.4f} (C {cs}){extra}")
+            if complete:
+                o = g["ovr"]
+                of1 = float(np.mean([r["micro_f1"] for r in o]))
+                oacc = float(np.mean([r["jaccard_acc"] for r in o]))
+                diffs[x].append((f1 - of1, acc - oacc))
+                meets[x] += int(f1 >= of1 and acc >= oacc)
+        out.append(f"| {data} | {sur} | " + " | ".join(cells) + " |")
+    del ovr
+    out.append(
+        "| mean − OvR (pairs ≥ OvR in both) | | "
+        + " | ".join(
+            f"{np.mean([d[0] for d in diffs[x]]):+.4f} / {np.mean([d[1] for d in diffs[x]]):+.4f}"
+            f" ({meets[x]} of {len(diffs[x])})"
+            if diffs[x]
+            else "–"
+            for x in names
+        )
+        + " |"
+    )
+    return "\n".join(out)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--sets", default="emotions,birds,genbase,medical,scene,yeast,enron")
+    p.add_argument("--surrogates", default="margin,slack")
+    p.add_argument("--variants", default=",".join(VARIANTS))
+    p.add_argument("--seeds", default="1,2")
+    p.add_argument("--out", default=str(OUT))
+    p.add_argument("--table", action="store_true")
+    a = p.parse_args()
+    out = Path(a.out)
+    if a.table:
+        print(table([json.loads(x) for x in out.read_text().splitlines() if x.strip()]))
+        return 0
+    out.parent.mkdir(parents=True, exist_ok=True)
+    for seed in (int(s) for s in a.seeds.split(",")):
+        for data in a.sets.split(","):
+            for variant in a.variants.split(","):
+                surrogates = ["-"] if variant == "ovr" else a.surrogates.split(",")
+                for sur in surrogates:
+                    row = run(data, sur, variant, seed)
+                    old = out.read_text() if out.exists() else ""
+                    write_text(out, old + json.dumps(row) + "\n")
+                    print(json.dumps(row), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
