@@ -23,6 +23,7 @@ partition's CPU seconds: its worker process's, not inflated by a loaded machine)
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -81,7 +82,7 @@ def fit(
     and cannot start from given ones. The stability stop (``n_iter_no_change``)
     decodes a probe of at most 1000 training instances drawn from the partitions in proportion
     to their sizes and sent to the client once."""
-    from bicrit.dask.cluster import Shards
+    from bicrit.dask.cluster import Shards, deferred_sigint
     from bicrit.dask.runners import ClusterTraining
     from bicrit.dask.space import agree
     from bicrit.errors import IncompatibleError, InvalidParameterError
@@ -112,6 +113,8 @@ def fit(
     if not continuing:
         estimator._forget()
     shards = Shards(client, parts, estimator, continuing=continuing)
+    sigint = contextlib.ExitStack()
+    shards.interrupted = sigint.enter_context(deferred_sigint())
     try:
         summaries = shards.prepare()
         names = [shards.name(s) for s in shards.all]
@@ -165,6 +168,7 @@ def fit(
         raise
     finally:
         shards.close()
+        sigint.close()
         if hasattr(estimator, "coef_"):
             estimator._trainer = None  # the cluster's runner does not outlive the fit
     return estimator

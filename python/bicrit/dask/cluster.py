@@ -7,9 +7,11 @@ the runner repairs its own state (:meth:`Runner.rebuilt`)."""
 from __future__ import annotations
 
 import contextlib
+import signal
+import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,13 +22,39 @@ from bicrit.dask.sources import describe
 from bicrit.errors import InvalidInputError
 from bicrit.learners.fit import LostTraining
 
-__all__ = ["ClusterLostError", "Shard", "Shards", "combine"]
+__all__ = ["ClusterLostError", "Shard", "Shards", "combine", "deferred_sigint"]
 
 #: Times a partition is rebuilt in one round before the fit gives up.
 MAX_REBUILDS = 3
 #: Times per partition a round's task may run away from the partition's live worker (and be
 #: sent again) before the fit gives up.
 MAX_MOVES = 5
+#: Seconds between two looks at a Ctrl-C while a round's tasks run.
+POLL = 0.1
+
+
+@contextlib.contextmanager
+def deferred_sigint() -> Iterator[Callable[[], bool]]:
+    """Ctrl-C during a distributed fit, recorded where it lands and raised as
+    ``KeyboardInterrupt`` by the round's wait (:meth:`Shards._run_all`), between two of
+    distributed's calls. Raised inside one of them (``distributed.utils.sync``), it can cancel
+    a future that does not exist yet, and the event loop logs a ``NameError`` traceback under
+    the user's one-line warning. Yields whether Ctrl-C was pressed; outside the main thread
+    (where no handler can be set) it never is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield lambda: False
+        return
+    pressed = False
+
+    def record(signum: int, frame: object) -> None:
+        nonlocal pressed
+        pressed = True
+
+    previous = signal.signal(signal.SIGINT, record)
+    try:
+        yield lambda: pressed
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 class ClusterLostError(LostTraining):
@@ -106,6 +134,8 @@ class Shards:
         self.shared: dict[str, Any] | None = None
         #: Whether the workers keep the prepared inputs for the probe (:meth:`probe`).
         self.keep_prepared = True
+        #: Whether Ctrl-C was pressed (:func:`deferred_sigint`), looked at by every round.
+        self.interrupted: Callable[[], bool] = lambda: False
 
     @property
     def live(self) -> list[Shard]:
@@ -165,12 +195,10 @@ class Shards:
         partition."""
         from concurrent.futures import CancelledError
 
-        from distributed import wait
-
         from bicrit.dask.sources import PartitionError
 
         with contextlib.suppress(CancelledError):  # told per partition below
-            wait(futures)
+            self._wait(futures)
         for s, f in zip(shards, futures, strict=True):
             if f.status == "cancelled":
                 raise PartitionError(
@@ -265,16 +293,15 @@ class Shards:
     ) -> tuple[dict[str, Any], int]:
         """Submits ``run(shard)`` for every non-empty partition and waits; lost partitions are
         rebuilt and run again (at most :data:`MAX_REBUILDS` times). Ctrl-C cancels the tasks."""
-        from distributed import wait
-
         pending = {s.key: s for s in self.live}
         futures: dict[str, Any] = {}
         attempts = misplaced = 0
         try:
             while pending:
+                self._raise_if_interrupted()
                 for key, s in pending.items():
                     futures[key] = run(s)
-                wait([futures[k] for k in pending])
+                self._wait([futures[k] for k in pending])
                 lost = []
                 for key in list(pending):
                     f = futures[key]
@@ -312,6 +339,23 @@ class Shards:
                 self.client.cancel(list(futures.values()))
             raise
         return futures, attempts
+
+    def _raise_if_interrupted(self) -> None:
+        if self.interrupted():
+            raise KeyboardInterrupt
+
+    def _wait(self, futures: list[Any]) -> None:
+        """Waits for ``futures``, looking at a deferred Ctrl-C (:func:`deferred_sigint`) every
+        :data:`POLL` seconds."""
+        from distributed import wait
+
+        while True:
+            self._raise_if_interrupted()
+            try:
+                wait(futures, timeout=POLL)
+                return
+            except TimeoutError:
+                continue
 
     def round(
         self,
