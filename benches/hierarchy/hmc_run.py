@@ -6,8 +6,10 @@ runs every set and every method in one go).
         --models hsvm --baselines
 
 ``--models`` / ``--baselines`` name the methods to run (methods already in ``<set>.csv`` are
-reused, not rerun); ``--C`` replaces the C values of the set's default grid (``GRID`` on trees,
-``GRID_DAG`` on DAGs); ``--calibration`` overrides the default by hierarchy kind.
+reused, not rerun); ``--C`` and ``--loss`` replace the C and ``multilabel_loss`` values of the
+set's default grid (``GRID`` on trees, ``GRID_DAG`` on DAGs; a cut grid must be stated with its
+rows in benches/hierarchy/RESULTS.md); ``--calibration`` overrides the default by hierarchy kind.
+A model's rows are written after each seed, so a run stopped between seeds keeps the seeds done.
 """
 
 from __future__ import annotations
@@ -24,13 +26,18 @@ def main() -> None:
     ap.add_argument("--models", nargs="*", default=list(MODELS))
     ap.add_argument("--baselines", nargs="*", default=["prior", "logistic"])
     ap.add_argument("--C", nargs="*", type=float, default=None, help="C values of the grid")
+    ap.add_argument("--loss", nargs="*", default=None, help="multilabel_loss values of the grid")
     ap.add_argument("--calibration", choices=("crossfit", "valid"), default=None)
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--out", default=str(Path(__file__).parent / "hmc"))
     args = ap.parse_args()
     grid = None
-    if args.C is not None:
-        grid = {**(GRID_DAG if args.set.endswith("_GO") else GRID), "C": tuple(args.C)}
+    if args.C is not None or args.loss is not None:
+        grid = dict(GRID_DAG if args.set.endswith("_GO") else GRID)
+        if args.C is not None:
+            grid["C"] = tuple(args.C)
+        if args.loss is not None:
+            grid["multilabel_loss"] = tuple(args.loss)
     run_set(
         args.set,
         seeds=args.seeds,

@@ -349,7 +349,8 @@ def run_set(
     ("crossfit" or "valid", module docstring) to :data:`CALIBRATION`; ``baselines`` are the
     baselines to run ("prior", "logistic"). With ``out``, the
     methods already in ``<out>/<name>.csv`` are reused and the table is rewritten after each
-    method, so that a run can be split by model and resumed."""
+    seed of each method, so that a run can be split by model and resumed (a method stopped
+    between seeds keeps the seeds done, and counts as done)."""
     from bicrit._atomic import write_text
     from bicrit.datasets import load
     from bicrit.errors import InvalidParameterError
@@ -510,7 +511,7 @@ def run_set(
                 }
             )
             log(f"{name}: {model} seed {seed}: test {rows[-1]['test']:.4f}")
-        save()
+            save()  # after each seed: a run stopped between seeds keeps the seeds done
     return save()
 
 
