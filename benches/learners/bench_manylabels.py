@@ -49,7 +49,7 @@ METHODS = ["ovr", "margin", "slack"]
 PRED_DIR = "benches/learners/results/manylabels_pred"
 
 
-def _ovr(tr: Any, te: Any) -> tuple[Any, float]:
+def _ovr(tr: Any, te: Any, loss: str = "squared_hinge") -> tuple[Any, float]:
     import numpy as np
     import scipy.sparse as sp
     from sklearn.multiclass import OneVsRestClassifier
@@ -69,7 +69,7 @@ def _ovr(tr: Any, te: Any) -> tuple[Any, float]:
     val, fit = np.sort(perm[:n_val]), np.sort(perm[n_val:])
 
     def model(c: float) -> Any:
-        return OneVsRestClassifier(LinearSVC(C=c, random_state=0))
+        return OneVsRestClassifier(LinearSVC(C=c, loss=loss, random_state=0))
 
     def key(c: float) -> tuple[float, float]:
         # a label column constant on the fitting part: predict that constant

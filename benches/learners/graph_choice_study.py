@@ -15,8 +15,12 @@ Variants (each with ``C="auto"``, ``random_state=0``, everything else the defaul
 * ``choose`` (derived, not fitted): ``graph`` or ``independent+bias``, whichever scored higher
   on C="auto"'s own hold-out (the best point of its validation curve; ties: ``graph``) — the
   rule "C='auto' also chooses the graph";
+* ``choose-any`` (derived): whichever of ``graph``, ``graph+bias`` and ``independent+bias``
+  scored highest on that hold-out (ties: in that order);
 * ``ovr``: one-vs-rest LinearSVC, C chosen on the same hold-out by the same key
-  (``bench_manylabels._ovr``), for reference.
+  (``bench_manylabels._ovr``), for reference;
+* ``ovr-hinge``: the same with ``loss="hinge"`` (LinearSVC's default is the squared hinge): how
+  much of a gap is the loss's form, which no hinge-type structured surrogate shares.
 
     python benches/learners/graph_choice_study.py --sets emotions,birds --seeds 1
     python benches/learners/graph_choice_study.py --table
@@ -77,11 +81,12 @@ def run(data: str, surrogate: str, variant: str, seed: int) -> dict[str, Any]:
     Y_fit, Y_ev = np.asarray(tr.Y)[fit], np.asarray(tr.Y)[ev]
     c0 = time.process_time()
     row: dict[str, Any] = {"data": data, "surrogate": surrogate, "variant": variant, "seed": seed}
-    if variant == "ovr":
+    if variant.startswith("ovr"):
         sys.path.insert(0, str(Path(__file__).parent))
         from bench_manylabels import _ovr
 
-        P, c = _ovr(SimpleNamespace(X=X_fit, Y=Y_fit), SimpleNamespace(X=X_ev, Y=Y_ev))
+        loss = "hinge" if variant == "ovr-hinge" else "squared_hinge"
+        P, c = _ovr(SimpleNamespace(X=X_fit, Y=Y_fit), SimpleNamespace(X=X_ev, Y=Y_ev), loss)
         row.update(C=float(c), epochs=None, validation=None)
     else:
         kw: dict[str, Any] = {"surrogate": surrogate, "C": "auto", "random_state": 0}
@@ -105,8 +110,9 @@ def run(data: str, surrogate: str, variant: str, seed: int) -> dict[str, Any]:
 
 
 def _with_choice(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Adds the derived ``choose`` rows: per (data, surrogate, seed), ``graph`` or
-    ``independent+bias`` by the higher best validation score (ties: ``graph``)."""
+    """Adds the derived rows: per (data, surrogate, seed), ``choose`` (``graph`` or
+    ``independent+bias``) and ``choose-any`` (any of the three fitted variants), each by the
+    highest best validation score (ties: the earlier in ``VARIANTS``)."""
     by: dict[tuple[str, str, int], dict[str, dict[str, Any]]] = {}
     for r in rows:
         by.setdefault((r["data"], r["surrogate"], r["seed"]), {})[r["variant"]] = r
@@ -117,13 +123,17 @@ def _with_choice(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             continue
         pick = b if b["validation"] > a["validation"] else a
         out.append({**pick, "variant": "choose", "picked": pick["variant"]})
+        cands = [g[v] for v in VARIANTS[:-1] if v in g]
+        if len(cands) == 3:
+            best = max(cands, key=lambda r: r["validation"])  # the first of equal scores
+            out.append({**best, "variant": "choose-any", "picked": best["variant"]})
     return out
 
 
 def table(rows: list[dict[str, Any]]) -> str:
     """Mean over seeds per (data, surrogate, variant): evaluation micro-F1 / Acc (C, CPU)."""
     rows = _with_choice(rows)
-    names = [*VARIANTS[:-1], "choose", "ovr"]
+    names = [*VARIANTS[:-1], "choose", "choose-any", "ovr", "ovr-hinge"]
     groups: dict[tuple[str, str], dict[str, list[dict[str, Any]]]] = {}
     for r in rows:
         groups.setdefault((r["data"], r["surrogate"]), {}).setdefault(r["variant"], []).append(r)
@@ -134,9 +144,15 @@ def table(rows: list[dict[str, Any]]) -> str:
     for (data, sur), g in groups.items():
         if sur == "-":
             continue
-        g = {**g, "ovr": [r for r in rows if r["variant"] == "ovr" and r["data"] == data]}
+        g = {
+            **g,
+            **{
+                o: [r for r in rows if r["variant"] == o and r["data"] == data]
+                for o in ("ovr", "ovr-hinge")
+            },
+        }
         cells = []
-        complete = all(g.get(x) for x in names)
+        complete = all(g.get(x) for x in names if x != "ovr-hinge")
         for x in names:
             rs = g.get(x, [])
             if not rs:
@@ -186,7 +202,7 @@ def main() -> int:
     for seed in (int(s) for s in a.seeds.split(",")):
         for data in a.sets.split(","):
             for variant in a.variants.split(","):
-                surrogates = ["-"] if variant == "ovr" else a.surrogates.split(",")
+                surrogates = ["-"] if variant.startswith("ovr") else a.surrogates.split(",")
                 for sur in surrogates:
                     row = run(data, sur, variant, seed)
                     old = out.read_text() if out.exists() else ""
