@@ -63,6 +63,10 @@ def test_one_slack_weights_equal_local(client, bounds):
     # every round has its partitions' CPU seconds, measured on the workers (through the tree of
     # sums for 3 partitions)
     assert (h["worker_cpu"].to_numpy() > 0).all()
+    if h["partitions"][-1] > 1:  # the sum of the partitions' CPU seconds exceeds the largest
+        assert (h["worker_cpu_total"] > h["worker_cpu"]).all()
+    else:
+        assert (h["worker_cpu_total"] == h["worker_cpu"]).all()
     np.testing.assert_allclose(h["objective"].to_numpy(), local.history_["objective"].to_numpy())
 
 

@@ -18,6 +18,7 @@ parameters every round. ``history_`` has the local columns plus ``round``, ``par
 ``bytes_sent`` (client → workers), ``bytes_per_worker`` (weights in + sums out),
 ``worker_time`` (slowest partition), ``worker_time_mean``, ``worker_cpu`` (the largest
 partition's CPU seconds: its worker process's, not inflated by a loaded machine),
+``worker_cpu_total`` (the partitions' CPU seconds: the round's compute on one machine),
 ``round_time`` and ``rebuilt``.
 """
 

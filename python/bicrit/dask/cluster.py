@@ -382,6 +382,7 @@ class Shards:
             "worker_time": max(times.values()) if times else 0.0,
             "worker_time_mean": sum(times.values()) / max(k, 1),
             "worker_cpu": max(total["cpu"].values()) if times else 0.0,
+            "worker_cpu_total": sum(total["cpu"].values()),
             "round_time": wall,
             "rebuilt": attempts,
         }

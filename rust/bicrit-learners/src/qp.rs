@@ -30,23 +30,46 @@ pub(crate) fn solve_dual(
     if m == 0 {
         return Ok(Vec::new());
     }
-    // Scale the objective so that the largest diagonal entry is 1 (same minimiser).
-    let diag_max = (0..m).map(|k| gram[k][k]).fold(0.0f64, f64::max);
-    let scale = if diag_max > 0.0 { 1.0 / diag_max } else { 1.0 };
+    let diag: Vec<f64> = (0..m).map(|k| gram[k][k]).collect();
+    let (t, quad, lin, bound) = unit_scale(&diag, b, c);
     let (mut pr, mut pc, mut pv) = (Vec::new(), Vec::new(), Vec::new());
     for (j, row) in gram.iter().enumerate() {
         for (i, &g) in row.iter().enumerate().take(j + 1) {
             if g != 0.0 {
                 pr.push(i);
                 pc.push(j);
-                pv.push(g * scale);
+                pv.push(g * quad);
             }
         }
     }
     let p = CscMatrix::new_from_triplets(m, m, pr, pc, pv);
-    let q: Vec<f64> = b.iter().map(|&x| -x * scale).collect();
-    let x = solve_constrained(&p, &q, 0, None, group, n_groups, c)?;
-    Ok(clean(x, group, n_groups, c))
+    let q: Vec<f64> = b.iter().map(|&x| -x * lin).collect();
+    let beta = solve_constrained(&p, &q, 0, None, group, n_groups, bound)?;
+    Ok(clean(beta.iter().map(|&x| x * t).collect(), group, n_groups, c))
+}
+
+/// The scale the dual is handed to clarabel in: variables β = α/t and the objective divided by
+/// v, where t and v are the largest step and value that one constraint alone reaches
+/// (α_k = min(C, b_k/G_kk), its value α_k·b_k − ½α_k²·G_kk): the same minimiser, with β and the
+/// objective of order 1. clarabel's tolerances are absolute, so they hold relative to the problem
+/// only in such a scale. Scaling G alone (its largest diagonal to 1) left the objective at
+/// ≈ b²/G ≈ 1e-13 for the 1-slack cut of 10⁵ instances at C ≈ 1e-3 (α ≈ 1e-6 ≪ C): "solved"
+/// there at any feasible point, the weights overshot and the certified gap stalled.
+/// Returns (t, factor of G, factor of b, the groups' bound C/t).
+fn unit_scale(diag: &[f64], b: &[f64], c: f64) -> (f64, f64, f64, f64) {
+    let (mut t, mut v) = (0.0f64, 0.0f64);
+    for (&g, &bk) in diag.iter().zip(b) {
+        if bk > 0.0 {
+            let a = if g > 0.0 { c.min(bk / g) } else { c };
+            t = t.max(a);
+            v = v.max(a * bk - 0.5 * a * a * g);
+        }
+    }
+    if !(t > 0.0 && v > 0.0 && t.is_finite() && v.is_finite()) {
+        // no constraint gains anything alone: α = 0 is optimal; keep the problem as it is
+        (t, v) = (c, 1.0);
+    }
+    (t, t * t / v, t / v, c / t)
 }
 
 /// The same dual in the lifted form (module documentation): variables (α, z), z ∈ R^{D′} over the
@@ -64,12 +87,13 @@ pub(crate) fn solve_dual_lifted(
     }
     let (support, nnz) = support_of(slopes);
     let d = support.len();
-    let diag_max = slopes.iter().map(|a| a.values.iter().map(|v| v * v).sum::<f64>()).fold(0.0f64, f64::max);
-    let scale = if diag_max > 0.0 { 1.0 / diag_max } else { 1.0 };
+    let diag: Vec<f64> = slopes.iter().map(|a| a.values.iter().map(|v| v * v).sum::<f64>()).collect();
+    let (t, quad, lin, bound) = unit_scale(&diag, b, c);
     let n = m + d;
-    let p = CscMatrix::new_from_triplets(n, n, (m..n).collect(), (m..n).collect(), vec![scale; d]);
+    // in β = α/t: z = Aᵀβ, objective quad·½‖z‖² − lin·bᵀβ
+    let p = CscMatrix::new_from_triplets(n, n, (m..n).collect(), (m..n).collect(), vec![quad; d]);
     let mut q = vec![0.0; n];
-    q[..m].iter_mut().zip(b).for_each(|(qk, &bk)| *qk = -bk * scale);
+    q[..m].iter_mut().zip(b).for_each(|(qk, &bk)| *qk = -bk * lin);
     // z_j − Σ_k a_kj α_k = 0, one row per support coordinate
     let (mut er, mut ec, mut ev) = (Vec::with_capacity(nnz + d), Vec::with_capacity(nnz + d), Vec::new());
     for (k, a) in slopes.iter().enumerate() {
@@ -86,8 +110,8 @@ pub(crate) fn solve_dual_lifted(
         ec.push(m + j);
         ev.push(1.0);
     }
-    let x = solve_constrained(&p, &q, d, Some((er, ec, ev)), group, n_groups, c)?;
-    Ok(clean(x[..m].to_vec(), group, n_groups, c))
+    let x = solve_constrained(&p, &q, d, Some((er, ec, ev)), group, n_groups, bound)?;
+    Ok(clean(x[..m].iter().map(|&v| v * t).collect(), group, n_groups, c))
 }
 
 /// The lifted form when the working set has more constraints than the slopes have coordinates,
@@ -242,6 +266,29 @@ mod tests {
                 let sum: f64 = (0..14).filter(|k| k % 3 == gi).map(|k| alpha[k]).sum();
                 assert!(sum <= 0.7 + 1e-12 && alpha.iter().all(|&x| x >= 0.0));
             }
+        }
+    }
+
+    #[test]
+    fn small_c_and_a_large_gram_matrix_reach_the_optimum() {
+        // the 1-slack scale: cuts summed over ~10⁵ instances (G ~ 1e10, b ~ 1e5) at small C;
+        // optimum by hand: α₁ = 0 (its gradient b₁ − G₁₂α₂ < 0), α₂ = b₂/G₂₂ = 1.5e-5 < C,
+        // dual value b₂α₂ − ½G₂₂α₂² = 1.125
+        let g = vec![vec![1e10, 9e9], vec![9e9, 1e10]];
+        let b = [1e5, 1.5e5];
+        let slopes = [
+            SparseVec { indices: vec![0], values: vec![1e5] },
+            SparseVec { indices: vec![0, 1], values: vec![9e4, 1e5 * 0.19f64.sqrt()] },
+        ];
+        let refs: Vec<&SparseVec> = slopes.iter().collect();
+        for alpha in [
+            solve_dual(&g, &b, &[0, 0], 1, 1e-3).unwrap(),
+            solve_dual_lifted(&refs, &b, &[0, 0], 1, 1e-3).unwrap(),
+        ] {
+            let value = b[0] * alpha[0] + b[1] * alpha[1]
+                - 0.5 * (g[0][0] * alpha[0] * alpha[0] + 2.0 * g[0][1] * alpha[0] * alpha[1] + g[1][1] * alpha[1] * alpha[1]);
+            assert!((value - 1.125).abs() < 1e-6, "dual value {value}, α {alpha:?}");
+            assert!(alpha[0] < 1e-9 && (alpha[1] - 1.5e-5).abs() < 1e-9, "{alpha:?}");
         }
     }
 
