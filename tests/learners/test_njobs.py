@@ -118,3 +118,44 @@ def test_every_learner_runs_its_epoch_on_the_pool(data_dir: Path, learner: str) 
     before = _pool_cpu()
     run.epoch()
     assert _pool_cpu() > before
+
+
+def test_ctrl_c_at_two_threads_rolls_the_epoch_back(ctrl_c) -> None:
+    """Ctrl-C (``_thread.interrupt_main``) while epochs run at ``n_jobs=2``: the epoch runs on a
+    thread of the pool and the calling (main) thread, where Python runs signal handlers, checks
+    for signals while it waits. The trainer raises KeyboardInterrupt and holds exactly the state
+    of its last finished epoch (equal to a one-thread trainer that ran that many epochs), so
+    training can go on."""
+    import _thread
+    import threading
+    import time
+
+    from bicrit import StructuredSVM
+
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((40_000, 20)), rng.integers(0, 10, 40_000)
+    structure, Xp, Yp = StructuredSVM(structure="multiclass")._prepared(X, y, False)
+    Xn, Yn = structure.native_inputs(Xp, Yp)
+
+    def run(n_jobs: int) -> Any:
+        learner = Learner("bcfw", n_jobs=n_jobs, random_state=0)
+        return Training(structure, Xn, Yn, learner).runner("margin", "convex-hull")
+
+    t = run(2)
+    t.epoch()
+    timer = threading.Timer(0.05, _thread.interrupt_main)
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            deadline = time.monotonic() + 120.0  # a lost interrupt fails, it does not hang
+            while time.monotonic() < deadline:
+                t.epoch()
+    finally:
+        timer.cancel()
+    done = t.n_epochs
+    ref = run(1)
+    for _ in range(done):
+        ref.epoch()
+    assert done >= 1
+    assert np.array_equal(np.asarray(t.weights(True)), np.asarray(ref.weights(True)))
+    assert t.epoch()["epoch"] == done + 1
