@@ -108,8 +108,9 @@ def _pool_cpu() -> float:
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc (Linux)")
 @pytest.mark.parametrize("learner", LEARNERS)
 def test_every_learner_runs_its_epoch_on_the_pool(data_dir: Path, learner: str) -> None:
-    """At ``n_jobs=2`` part of an epoch's inferences run on the learner's pool thread (item 2; the
-    calling thread takes the rest). 300 sentences: BCFW's mini-batches ('auto') hold 2."""
+    """At ``n_jobs=2`` an epoch runs on the learner's pool (item 2: the epoch on one of its
+    threads, which shares each parallel pass with the other). 300 sentences: BCFW's mini-batches
+    ('auto') hold 2."""
     est = SequenceSVM(learner=learner)
     structure, X, Y = est._prepared(_esp(data_dir, 300), None, False)
     Xn, Yn = structure.native_inputs(X, Y)
