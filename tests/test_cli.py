@@ -255,10 +255,12 @@ def test_ctrl_c_before_the_first_epoch_is_one_line_130(capsys, monkeypatch, tmp_
     assert err == "bicrit train: interrupted before the first epoch finished: nothing to report\n"
 
 
-def test_real_ctrl_c_stops_the_whole_default_train(tmp_path) -> None:
+@pytest.mark.parametrize("threads", [[], ["--n-jobs", "2"]])
+def test_real_ctrl_c_stops_the_whole_default_train(tmp_path, threads: list[str]) -> None:
     """SIGINT sent to a running ``bicrit train`` (a real process, a real signal): exit 130, the
     fit it hit is marked interrupted and is the table's last column (no fit after it), one-line
-    messages and no traceback."""
+    messages and no traceback. With ``--n-jobs 2`` the epochs run on the learner's pool and the
+    main thread, where Python handles the signal, waits for them."""
     import os
     import signal
     import subprocess
@@ -267,7 +269,7 @@ def test_real_ctrl_c_stops_the_whole_default_train(tmp_path) -> None:
 
     env = {**os.environ, "BICRIT_DATA": str(tmp_path / "none")}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "bicrit.cli", "train", "--epochs", "100000", "--tune"],
+        [sys.executable, "-m", "bicrit.cli", "train", "--epochs", "100000", "--tune", *threads],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -22,9 +22,12 @@ def test_native_module_imports() -> None:
     assert _native.default_threads() >= 1
 
 
-def test_panic_becomes_exception() -> None:
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_panic_becomes_exception(n_jobs: int) -> None:
+    """On the calling thread, and (n_jobs=2) in a parallel pass on the learners' pool, where
+    epochs run."""
     with pytest.raises(NativePanic, match="kaboom"):
-        _native._panic_for_tests("kaboom")
+        _native._panic_for_tests("kaboom", n_jobs)
     # and the interpreter is still usable afterwards
     assert _native.default_threads() >= 1
 

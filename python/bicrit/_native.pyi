@@ -63,7 +63,7 @@ __version__: str
 def default_threads() -> int:
     """Number of threads of the native thread pool (what ``n_jobs=-1`` means)."""
 
-def _panic_for_tests(message: str) -> None: ...
+def _panic_for_tests(message: str, n_jobs: int = 1) -> None: ...
 
 # --- structures -----------------------------------------------------------------------------
 

@@ -277,17 +277,19 @@ def test_bad_input_raises_clear_errors() -> None:
         T(multi._require(), multi._x_many(X), Y)
 
 
-def test_ctrl_c_during_an_epoch_rolls_it_back(ctrl_c) -> None:
-    """Ctrl-C (``_thread.interrupt_main``) while epochs run with the GIL released: the trainer
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_ctrl_c_during_an_epoch_rolls_it_back(ctrl_c, n_jobs: int) -> None:
+    """Ctrl-C (``_thread.interrupt_main``) while epochs run with the GIL released (at
+    ``n_jobs=2`` on a thread of the pool, the calling thread checking for signals): the trainer
     raises KeyboardInterrupt and holds exactly the state of its last finished epoch (equal to a
-    trainer that ran that many epochs uninterrupted), so training can go on. The interrupt may
-    land inside an epoch or between two; either way no partial epoch may remain."""
+    one-thread trainer that ran that many epochs uninterrupted), so training can go on. The
+    interrupt may land inside an epoch or between two; either way no partial epoch may remain."""
     import _thread
     import threading
     import time
 
     s, X, Y = _tiny(n=60_000, d=3, seed=4)
-    t = _native.Nhsvm3Trainer(s._require(), s._x_many(X), Y, C=1.0)
+    t = _native.Nhsvm3Trainer(s._require(), s._x_many(X), Y, C=1.0, n_jobs=n_jobs)
     t.epoch()
     timer = threading.Timer(0.05, _thread.interrupt_main)
     timer.start()

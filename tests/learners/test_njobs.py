@@ -108,8 +108,9 @@ def _pool_cpu() -> float:
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc (Linux)")
 @pytest.mark.parametrize("learner", LEARNERS)
 def test_every_learner_runs_its_epoch_on_the_pool(data_dir: Path, learner: str) -> None:
-    """At ``n_jobs=2`` part of an epoch's inferences run on the learner's pool thread (item 2; the
-    calling thread takes the rest). 300 sentences: BCFW's mini-batches ('auto') hold 2."""
+    """At ``n_jobs=2`` an epoch runs on the learner's pool (item 2: the epoch on one of its
+    threads, which shares each parallel pass with the other). 300 sentences: BCFW's mini-batches
+    ('auto') hold 2."""
     est = SequenceSVM(learner=learner)
     structure, X, Y = est._prepared(_esp(data_dir, 300), None, False)
     Xn, Yn = structure.native_inputs(X, Y)
@@ -118,3 +119,44 @@ def test_every_learner_runs_its_epoch_on_the_pool(data_dir: Path, learner: str) 
     before = _pool_cpu()
     run.epoch()
     assert _pool_cpu() > before
+
+
+def test_ctrl_c_at_two_threads_rolls_the_epoch_back(ctrl_c) -> None:
+    """Ctrl-C (``_thread.interrupt_main``) while epochs run at ``n_jobs=2``: the epoch runs on a
+    thread of the pool and the calling (main) thread, where Python runs signal handlers, checks
+    for signals while it waits. The trainer raises KeyboardInterrupt and holds exactly the state
+    of its last finished epoch (equal to a one-thread trainer that ran that many epochs), so
+    training can go on."""
+    import _thread
+    import threading
+    import time
+
+    from bicrit import StructuredSVM
+
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((40_000, 20)), rng.integers(0, 10, 40_000)
+    structure, Xp, Yp = StructuredSVM(structure="multiclass")._prepared(X, y, False)
+    Xn, Yn = structure.native_inputs(Xp, Yp)
+
+    def run(n_jobs: int) -> Any:
+        learner = Learner("bcfw", n_jobs=n_jobs, random_state=0)
+        return Training(structure, Xn, Yn, learner).runner("margin", "convex-hull")
+
+    t = run(2)
+    t.epoch()
+    timer = threading.Timer(0.05, _thread.interrupt_main)
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            deadline = time.monotonic() + 120.0  # a lost interrupt fails, it does not hang
+            while time.monotonic() < deadline:
+                t.epoch()
+    finally:
+        timer.cancel()
+    done = t.n_epochs
+    ref = run(1)
+    for _ in range(done):
+        ref.epoch()
+    assert done >= 1
+    assert np.array_equal(np.asarray(t.weights(True)), np.asarray(ref.weights(True)))
+    assert t.epoch()["epoch"] == done + 1

@@ -88,12 +88,17 @@ where
     match py.detach(move || catch_unwind(AssertUnwindSafe(f))) {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(e)) => Err(to_py(py, e)),
-        Err(payload) => Err(exception(
-            py,
-            "NativePanic",
-            format!("internal error in bicrit's native code (please report it): {}", panic_message(payload)),
-        )),
+        Err(payload) => Err(panic_to_py(py, payload)),
     }
+}
+
+/// The `bicrit.errors.NativePanic` for a panic caught in native code.
+pub fn panic_to_py(py: Python<'_>, payload: Box<dyn std::any::Any + Send>) -> PyErr {
+    exception(
+        py,
+        "NativePanic",
+        format!("internal error in bicrit's native code (please report it): {}", panic_message(payload)),
+    )
 }
 
 /// Like [`native`] but keeps the GIL: for work that calls back into Python (plugins).
@@ -105,10 +110,6 @@ where
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(e)) => Err(to_py(py, e)),
-        Err(payload) => Err(exception(
-            py,
-            "NativePanic",
-            format!("internal error in bicrit's native code (please report it): {}", panic_message(payload)),
-        )),
+        Err(payload) => Err(panic_to_py(py, payload)),
     }
 }

@@ -444,12 +444,7 @@ impl Trainer {
         let fit = &mut *self.fit;
         let psi = self.psi.get();
         let search = &self.search;
-        let pool = self.pool.as_ref();
-        errors::native(py, move || {
-            let interrupt = || Python::attach(|py| py.check_signals()).map_err(errors::stash);
-            let ctx = Context::new(pool, Some(&interrupt));
-            f(fit, psi, search, &ctx)
-        })
+        crate::pooled::run(py, self.pool.as_ref(), move |ctx| f(fit, psi, search, ctx))
     }
 }
 

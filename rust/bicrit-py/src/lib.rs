@@ -9,6 +9,7 @@ mod hierarchy;
 mod learners;
 mod nhsvm3;
 mod partition;
+mod pooled;
 mod py_oracle;
 mod py_surrogate;
 mod scores;
@@ -19,10 +20,15 @@ mod surrogates;
 use pyo3::prelude::*;
 
 /// Raises a Rust panic inside native code; used by the tests to prove that panics surface as
-/// `bicrit.errors.NativePanic`, never as a crash.
+/// `bicrit.errors.NativePanic`, never as a crash. With `n_jobs` > 1 the panic happens where an
+/// epoch runs (`pooled::run`): in the last item of a parallel pass on the learners' pool.
 #[pyfunction]
-fn _panic_for_tests(py: Python<'_>, message: String) -> PyResult<()> {
-    errors::native(py, move || -> bicrit_core::Result<()> { panic!("{message}") })
+#[pyo3(signature = (message, n_jobs=1))]
+fn _panic_for_tests(py: Python<'_>, message: String, n_jobs: i64) -> PyResult<()> {
+    let pool = bicrit_learners::Context::pool(n_jobs).map_err(|e| errors::to_py(py, e))?;
+    pooled::run(py, pool.as_ref(), move |ctx| {
+        ctx.map(&[0, 1, 2, 3], |i| if i == 3 { panic!("{message}") } else { Ok(i) }).map(drop)
+    })
 }
 
 /// Returns an error of the given kind from native code (tests of the error mapping).

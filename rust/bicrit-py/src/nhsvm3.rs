@@ -15,7 +15,7 @@ use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::errors::{self, to_py};
+use crate::errors::to_py;
 use crate::structures::{AnyStructure, BindStructure, NativeStructure};
 
 /// One NHSVM3 training run (see the module documentation and
@@ -48,11 +48,7 @@ impl Nhsvm3Trainer {
     ) -> PyResult<T> {
         let (any, data, labels, learner, pool) =
             (&*self.any, &self.data, &self.labels, &mut self.learner, self.pool.as_ref());
-        errors::native(py, move || {
-            let interrupt = || Python::attach(|py| py.check_signals()).map_err(errors::stash);
-            let ctx = Context::new(pool, Some(&interrupt));
-            f(hierarchy(any)?, data, labels, learner, &ctx)
-        })
+        crate::pooled::run(py, pool, move |ctx| f(hierarchy(any)?, data, labels, learner, ctx))
     }
 }
 

@@ -253,11 +253,9 @@ impl Partition {
         let psi = self.psi.get();
         let search = &self.search;
         let pool = self.pool.as_ref();
-        let (out, task) = errors::native(py, move || {
+        let (out, task) = crate::pooled::run(py, pool, move |ctx| {
             bicrit_core::error::check_finite("w", &w)?;
-            let interrupt = || Python::attach(|py| py.check_signals()).map_err(errors::stash);
-            let ctx = Context::new(pool, Some(&interrupt));
-            shard.run(psi, search, &ctx, &w, (scale, sigma), task_loss)
+            shard.run(psi, search, ctx, &w, (scale, sigma), task_loss)
         })?;
         let with_task = |d: &Bound<'py, PyDict>| -> PyResult<()> {
             if let Some(t) = task {
@@ -298,11 +296,9 @@ impl Partition {
         let psi = self.psi.get();
         let search = &self.search;
         let pool = self.pool.as_ref();
-        let counts = errors::native(py, move || {
+        let counts = crate::pooled::run(py, pool, move |ctx| {
             bicrit_core::error::check_finite("w", &w)?;
-            let interrupt = || Python::attach(|py| py.check_signals()).map_err(errors::stash);
-            let ctx = Context::new(pool, Some(&interrupt));
-            shard.evaluate(psi, search, &ctx, &w)
+            shard.evaluate(psi, search, ctx, &w)
         })?;
         counts_dict(py, &counts)
     }
