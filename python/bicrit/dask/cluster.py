@@ -243,12 +243,13 @@ class Shards:
     def broadcast(self, w: np.ndarray) -> Any:
         """``w`` scattered to every worker once (a future): not once per task, nor inside the
         task graph. A worker that died a moment ago makes the scatter fail until the scheduler
-        has removed it: it is tried again."""
+        has removed it (a lost connection, or the scheduler's ``KeyError`` naming the worker it
+        is removing): it is tried again."""
         for attempt in range(MAX_REBUILDS + 1):
             try:
                 return self.client.scatter(w, broadcast=True, hash=False)
             except Exception as exc:
-                if not _is_loss(exc) or attempt == MAX_REBUILDS:
+                if not (_is_loss(exc) or isinstance(exc, KeyError)) or attempt == MAX_REBUILDS:
                     raise
                 time.sleep(0.5 * (attempt + 1))
         raise AssertionError("unreachable")
