@@ -1055,6 +1055,42 @@ impl Structure for Chain {
         }
     }
 
+    /// The warm-start labels of a search scored from the shared emission scores: the instance,
+    /// `w` and the gold label validated once, each label once (length and states), then its path
+    /// score and terms in O(T) — the values of [`Structure::score_shared`] and
+    /// [`Structure::terms`].
+    fn evaluate_shared(
+        &self,
+        w: &[f64],
+        data: &ChainData,
+        i: usize,
+        y_true: &Vec<usize>,
+        labels: &[Vec<usize>],
+        shared: Option<&[f64]>,
+        out: &mut Vec<(f64, Terms)>,
+    ) -> Result<()> {
+        let emit = match shared {
+            Some(e) if e.len() == data.len_of(i) * self.n_states => e,
+            _ => {
+                let gold = self.score_shared(w, data, i, y_true, shared)?;
+                for y in labels {
+                    let margin = self.score_shared(w, data, i, y, shared)? - gold;
+                    out.push((margin, self.terms(y, y_true)?));
+                }
+                return Ok(());
+            }
+        };
+        self.check_label(data, i, y_true)?;
+        self.check_w(w)?;
+        let raw = self.raw(w, emit);
+        let gold = path_score_raw(&raw, y_true);
+        for y in labels {
+            self.check_label_len(data, i, y, "label")?;
+            out.push((path_score_raw(&raw, y) - gold, terms_of(&self.tags, self.loss, y, y_true)));
+        }
+        Ok(())
+    }
+
     /// The emission scores of sequence `i` (validated finite): what every query of one inference
     /// shares, so that a search's certificate calls cost only the Viterbi DP.
     fn shared_scores(&self, w: &[f64], data: &ChainData, i: usize) -> Result<Option<Vec<f64>>> {
