@@ -47,8 +47,8 @@ use crate::params::BcfwParams;
 use crate::rng::Rng;
 use crate::scratch::{axpy, dense_norm_sq, dot, norm_sq, with_scratch};
 use crate::{
-    infer_many, install_warm, keep_warm, objective, task_loss, Context, EpochStats, Journal,
-    Learner, ObjectiveKind, PassCounts, Problem,
+    infer_many, install_warm, keep_warm, objective, task_loss, Context, EpochStats, Journal, Learner,
+    ObjectiveKind, PassCounts, Problem,
 };
 
 /// One block's step within a mini-batch: its corner, the warm start to keep, its direction

@@ -50,7 +50,11 @@ impl<L> Journal<L> {
             let labels: Vec<L> = self.moved[u.moved_from..]
                 .iter()
                 .map(|&p| {
-                    let l = if p == DROPPED { dropped.next() } else { now.get_mut(p as usize).and_then(Option::take) };
+                    let l = if p == DROPPED {
+                        dropped.next()
+                    } else {
+                        now.get_mut(p as usize).and_then(Option::take)
+                    };
                     l.expect("the journal holds every label of a replaced warm start")
                 })
                 .collect();
@@ -178,11 +182,8 @@ mod tests {
                 for i in [0, 1, 2, 3, 1, 3] {
                     let prev = warm[i].clone().unwrap_or_default();
                     let p = plan(&prev, &mut seed);
-                    let want = merged_by_copy(
-                        warm[i].as_ref(),
-                        p.clone().resolve(warm[i].as_ref()).unwrap(),
-                        cache,
-                    );
+                    let want =
+                        merged_by_copy(warm[i].as_ref(), p.clone().resolve(warm[i].as_ref()).unwrap(), cache);
                     let merged = p.merged(warm[i].as_ref(), cache).unwrap();
                     install_warm(&mut warm, i, merged, &mut journal).unwrap();
                     assert_eq!(warm[i].as_ref(), Some(&want), "cache {cache}, epoch {epoch}, instance {i}");

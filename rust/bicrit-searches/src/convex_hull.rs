@@ -241,9 +241,9 @@ fn ask<O: LambdaOracle>(
             loop {
                 let found = s.query(lambda, &[], k, None)?;
                 let full = found.len() == k;
-                let pick = found.into_iter().find(|p| {
-                    !banned.iter().any(|&i| s.known[i].h == p.h && s.known[i].g == p.g)
-                });
+                let pick = found
+                    .into_iter()
+                    .find(|p| !banned.iter().any(|&i| s.known[i].h == p.h && s.known[i].g == p.g));
                 if pick.is_some() || !full || !s.budget_left() {
                     break pick;
                 }

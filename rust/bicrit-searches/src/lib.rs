@@ -198,7 +198,6 @@ impl<L: Clone> WarmPlan<L> {
 }
 
 impl<L: PartialEq> WarmPlan<L> {
-
     /// The plan followed by the labels of `previous` that it does not hold (by value), at most
     /// `cache_size` labels in all: a label cache that keeps the labels of earlier inferences
     /// (what a learner stores). Reads `previous` only.

@@ -317,6 +317,9 @@ impl<'a, O: LambdaOracle> Session<'a, O> {
                 Slot::Warm(j) => WarmLabel::Previous(j),
             })
             .collect();
-        WarmPlan { labels, lambda: self.last_lambda.map(|l| l.as_f64()).filter(|l| l.is_finite() && *l > 0.0) }
+        WarmPlan {
+            labels,
+            lambda: self.last_lambda.map(|l| l.as_f64()).filter(|l| l.is_finite() && *l > 0.0),
+        }
     }
 }

@@ -133,8 +133,7 @@ impl<S: Structure> LambdaOracle for StructureOracle<'_, S> {
     fn evaluate(&mut self, labels: &[S::Label], out: &mut Vec<(f64, f64)>) -> Result<bool> {
         let (structure, w, data, i, y_true) = (self.structure, self.w, self.data, self.i, self.y_true);
         let shared = self.shared()?;
-        let mut scored = Vec::with_capacity(labels.len());
-        structure.evaluate_shared(w, data, i, y_true, labels, shared, &mut scored)?;
+        let scored = structure.evaluate_shared(w, data, i, y_true, labels, shared)?;
         if scored.len() != labels.len() {
             return Err(Error::input(format!(
                 "structure '{}' evaluated {} of {} labels",

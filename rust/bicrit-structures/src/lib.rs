@@ -181,7 +181,7 @@ pub trait Structure: Send + Sync {
     }
 
     /// The margins m(y) = w·φ(x_i, y) − w·φ(x_i, y_i) and terms of labels known from earlier (a
-    /// search's warm start), appended to `out` in order, given the [`Structure::shared_scores`]
+    /// search's warm start), in order, given the [`Structure::shared_scores`]
     /// of the same `w` and `i`: the default is [`Structure::score_shared`] and
     /// [`Structure::terms`] label by label; a structure may validate the instance and the gold
     /// label once and score each label in one pass (the same values).
@@ -193,14 +193,12 @@ pub trait Structure: Send + Sync {
         y_true: &Self::Label,
         labels: &[Self::Label],
         shared: Option<&[f64]>,
-        out: &mut Vec<(f64, Terms)>,
-    ) -> Result<()> {
+    ) -> Result<Vec<(f64, Terms)>> {
         let gold = self.score_shared(w, data, i, y_true, shared)?;
-        for y in labels {
-            let margin = self.score_shared(w, data, i, y, shared)? - gold;
-            out.push((margin, self.terms(y, y_true)?));
-        }
-        Ok(())
+        labels
+            .iter()
+            .map(|y| Ok((self.score_shared(w, data, i, y, shared)? - gold, self.terms(y, y_true)?)))
+            .collect()
     }
 
     /// The frontier by loss value (needs `capabilities().frontier`): for every attainable value

@@ -815,7 +815,15 @@ pub(crate) struct Tables<V> {
 
 impl<V> Default for Tables<V> {
     fn default() -> Self {
-        Tables { s: 0, t: 0, node: Vec::new(), trans: Vec::new(), trans_stride: 0, start: Vec::new(), end: Vec::new() }
+        Tables {
+            s: 0,
+            t: 0,
+            node: Vec::new(),
+            trans: Vec::new(),
+            trans_stride: 0,
+            start: Vec::new(),
+            end: Vec::new(),
+        }
     }
 }
 
@@ -1133,28 +1141,28 @@ impl Structure for Chain {
         y_true: &Vec<usize>,
         labels: &[Vec<usize>],
         shared: Option<&[f64]>,
-        out: &mut Vec<(f64, Terms)>,
-    ) -> Result<()> {
+    ) -> Result<Vec<(f64, Terms)>> {
         let emit = match shared {
             Some(e) if e.len() == data.len_of(i) * self.n_states => e,
             _ => {
                 let gold = self.score_shared(w, data, i, y_true, shared)?;
-                for y in labels {
-                    let margin = self.score_shared(w, data, i, y, shared)? - gold;
-                    out.push((margin, self.terms(y, y_true)?));
-                }
-                return Ok(());
+                return labels
+                    .iter()
+                    .map(|y| Ok((self.score_shared(w, data, i, y, shared)? - gold, self.terms(y, y_true)?)))
+                    .collect();
             }
         };
         self.check_label(data, i, y_true)?;
         self.check_w(w)?;
         let raw = self.raw(w, emit);
         let gold = path_score_raw(&raw, y_true);
-        for y in labels {
-            self.check_label_len(data, i, y, "label")?;
-            out.push((path_score_raw(&raw, y) - gold, terms_of(&self.tags, self.loss, y, y_true)));
-        }
-        Ok(())
+        labels
+            .iter()
+            .map(|y| {
+                self.check_label_len(data, i, y, "label")?;
+                Ok((path_score_raw(&raw, y) - gold, terms_of(&self.tags, self.loss, y, y_true)))
+            })
+            .collect()
     }
 
     /// The emission scores of sequence `i` (validated finite): what every query of one inference

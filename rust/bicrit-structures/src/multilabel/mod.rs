@@ -505,14 +505,13 @@ impl Structure for Multilabel {
         y_true: &MlLabel,
         labels: &[MlLabel],
         shared: Option<&[f64]>,
-        out: &mut Vec<(f64, Terms)>,
-    ) -> Result<()> {
-        if !shared.is_some_and(|t| t.len() == self.shared_len()) {
+    ) -> Result<Vec<(f64, Terms)>> {
+        if shared.is_none_or(|t| t.len() != self.shared_len()) {
             let gold = self.score(w, data, i, y_true)?;
-            for y in labels {
-                out.push((self.score(w, data, i, y)? - gold, self.terms(y, y_true)?));
-            }
-            return Ok(());
+            return labels
+                .iter()
+                .map(|y| Ok((self.score(w, data, i, y)? - gold, self.terms(y, y_true)?)))
+                .collect();
         }
         self.check_data(data)?;
         self.check_weights(w)?;
@@ -523,11 +522,13 @@ impl Structure for Multilabel {
             MlLabel::Relaxed { nodes, edges } => s.score_marginals(nodes, edges),
         };
         let gold = score(y_true);
-        for y in labels {
-            self.validate_label(y)?;
-            out.push((score(y) - gold, self.terms(y, y_true)?));
-        }
-        Ok(())
+        labels
+            .iter()
+            .map(|y| {
+                self.validate_label(y)?;
+                Ok((score(y) - gold, self.terms(y, y_true)?))
+            })
+            .collect()
     }
 
     /// w·φ(x_i, y) from the shared θ: O(K + edges) per warm-start label instead of building
