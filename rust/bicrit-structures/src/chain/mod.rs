@@ -628,7 +628,13 @@ pub(crate) fn oracle_raw(
         }),
         Some(sec) => {
             let tab = fold_tables::<Lex>(raw, tags, loss, Some(y_true), &q.primary, Some(sec));
-            solve_tables(&tab, tags, loss, Some(y_true), &q.primary, Some(sec), want)
+            let segmented =
+                loss == ChainLoss::Segment && (q.primary.terms.loss != 0.0 || sec.terms.loss != 0.0);
+            if want == 1 && !segmented {
+                viterbi_dense_lex(&tab).map_or_else(Vec::new, |p| vec![p])
+            } else {
+                solve_tables(&tab, tags, loss, Some(y_true), &q.primary, Some(sec), want)
+            }
         }
     };
     let gold_score = path_score_raw(raw, y_true);
@@ -692,6 +698,61 @@ pub(crate) fn solve_tables_f64(
 
 fn viterbi_dense(tab: &Tables<f64>) -> Option<Vec<usize>> {
     viterbi_dense_in(tab, &mut DpBuffers::default())
+}
+
+/// [`viterbi_dense`] for a lexicographic query (λ = 0 or ∞: pairs of values): the same
+/// recurrence as [`dp::viterbi`] on [`Plain`] over [`Lex`] — componentwise sums
+/// prev + (trans + node), comparisons by [`Val::cmp_val`], the smallest predecessor and then the
+/// smallest final state on ties — with the predecessors in the outer loop, on two dense arrays
+/// instead of the generic lattice's per-cell calls.
+fn viterbi_dense_lex(tab: &Tables<Lex>) -> Option<Vec<usize>> {
+    let (s, t_len) = (tab.s, tab.t);
+    let mut prev: Vec<Lex> = (0..s).map(|x| tab.start[x].add(tab.node[x])).collect();
+    let mut cur = vec![Lex::NEG_INF; s];
+    let mut arg = vec![0u32; s];
+    let mut back = vec![0u32; t_len * s];
+    for t in 1..t_len {
+        let trans = &tab.trans[(t - 1) * tab.trans_stride..(t - 1) * tab.trans_stride + s * s];
+        let node = &tab.node[t * s..(t + 1) * s];
+        cur.fill(Lex::NEG_INF);
+        arg.fill(0);
+        for (xp, pv) in prev.iter().enumerate() {
+            if !pv.feasible() {
+                continue;
+            }
+            let row = &trans[xp * s..(xp + 1) * s];
+            for ((c, a), (tr, nd)) in cur.iter_mut().zip(arg.iter_mut()).zip(row.iter().zip(node)) {
+                let v = pv.add(tr.add(*nd));
+                if v.cmp_val(c) == std::cmp::Ordering::Greater {
+                    *c = v;
+                    *a = xp as u32;
+                }
+            }
+        }
+        back[t * s..(t + 1) * s].copy_from_slice(&arg);
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    let mut best = Lex::NEG_INF;
+    let mut last = 0;
+    for (x, pv) in prev.iter().enumerate() {
+        if !pv.feasible() {
+            continue;
+        }
+        let v = pv.add(tab.end[x]);
+        if v.cmp_val(&best) == std::cmp::Ordering::Greater {
+            best = v;
+            last = x;
+        }
+    }
+    if !best.feasible() {
+        return None;
+    }
+    let mut path = vec![0usize; t_len];
+    path[t_len - 1] = last;
+    for t in (1..t_len).rev() {
+        path[t - 1] = back[t * s + path[t]] as usize;
+    }
+    Some(path)
 }
 
 /// The per-query buffers of the one-answer path of [`oracle_raw`]: the folded tables and the
