@@ -10,6 +10,9 @@ backward on CPU, float32, batch 32, ragged lengths (T/2 … T, one full-length s
 Run ``pytest benches/torch/bench_torch.py --benchmark-enable`` (one group per size), or
 ``python benches/torch/bench_torch.py`` for ``benches/torch/RESULTS.md``: the methods are timed
 in interleaved rounds (each round runs every method once), medians reported with ratios.
+``--bicrit-only --clock cpu --out FILE`` times bicrit's surrogates alone (slack and ProbLoss
+against margin, chains and trees) in CPU seconds of the process (the rayon pool included): the
+ratios of issue 14's "≤ 2× margin" on a loaded machine.
 """
 
 from __future__ import annotations
@@ -40,7 +43,9 @@ def _lengths(t: int, g: torch.Generator) -> torch.Tensor:
     return lens
 
 
-def chain_methods(s: int, t: int, seed: int = 0) -> dict[str, Callable[[], float]]:
+def chain_methods(
+    s: int, t: int, seed: int = 0, peers: bool = True
+) -> dict[str, Callable[[], float]]:
     """Each method: one forward + backward, returning the loss (gradients are reset)."""
     g = torch.Generator().manual_seed(seed)
     unary = torch.randn(B, t, s, generator=g, requires_grad=True)
@@ -63,6 +68,8 @@ def chain_methods(s: int, t: int, seed: int = 0) -> dict[str, Callable[[], float
     for name in ("margin", "slack", "probloss"):
         fn = bt.ChainLoss(surrogate=name, reduction="sum")
         out[f"bicrit-{name}"] = run(lambda fn=fn: fn(unary, trans, gold, lengths=lens))
+    if not peers:
+        return out
     try:
         from torchcrf import CRF
 
@@ -91,7 +98,7 @@ def chain_methods(s: int, t: int, seed: int = 0) -> dict[str, Callable[[], float
     return out
 
 
-def tree_methods(n: int, seed: int = 0) -> dict[str, Callable[[], float]]:
+def tree_methods(n: int, seed: int = 0, peers: bool = True) -> dict[str, Callable[[], float]]:
     g = torch.Generator().manual_seed(seed)
     arcs = torch.randn(B, n + 1, n + 1, generator=g, requires_grad=True)
     lens = _lengths(n, g)
@@ -108,11 +115,13 @@ def tree_methods(n: int, seed: int = 0) -> dict[str, Callable[[], float]]:
 
         return call
 
-    for name in ("margin", "probloss"):
+    for name in ("margin", "slack", "probloss"):
         for proj in (True, False):
             fn = bt.TreeLoss(surrogate=name, reduction="sum", projective=proj)
             tag = "eisner" if proj else "cle"
             out[f"bicrit-{name}-{tag}"] = run(lambda fn=fn: fn(arcs, heads, lengths=lens))
+    if not peers:
+        return out
     try:
         import warnings
 
@@ -176,16 +185,57 @@ def test_tree(benchmark, n, method):
 # ---- the RESULTS.md table --------------------------------------------------------------------
 
 
-def _interleaved(methods: dict[str, Callable[[], float]], rounds: int) -> dict[str, float]:
+def _interleaved(
+    methods: dict[str, Callable[[], float]],
+    rounds: int,
+    clock: Callable[[], float] = time.perf_counter,
+) -> dict[str, float]:
     for f in methods.values():  # warm-up (first calls build caches)
         f()
     times: dict[str, list[float]] = {k: [] for k in methods}
     for _ in range(rounds):
         for k, f in methods.items():
-            t0 = time.perf_counter()
+            t0 = clock()
             f()
-            times[k].append(time.perf_counter() - t0)
+            times[k].append(clock() - t0)
     return {k: statistics.median(v) for k, v in times.items()}
+
+
+def _surrogates_only(rounds: int, repeat: int) -> list[str]:
+    """bicrit's slack and ProbLoss against margin (CPU seconds of `repeat` calls per round)."""
+
+    def many(f: Callable[[], float]) -> Callable[[], float]:
+        return lambda: [f() for _ in range(repeat)][-1]
+
+    lines = [
+        "| structure | size | margin (ms CPU) | slack / margin | ProbLoss / margin |",
+        "|---|---|---:|---:|---:|",
+    ]
+    for s, t in CHAIN_SIZES:
+        med = _interleaved(
+            {k: many(f) for k, f in chain_methods(s, t, peers=False).items()},
+            rounds,
+            time.process_time,
+        )
+        m = med["bicrit-margin"]
+        lines.append(
+            f"| chain | S = {s}, T = {t} | {1000 * m / repeat:.2f} | {med['bicrit-slack'] / m:.2f} "
+            f"| {med['bicrit-probloss'] / m:.2f} |"
+        )
+        print(lines[-1], flush=True)
+    for n in TREE_SIZES:
+        med = _interleaved(
+            {k: many(f) for k, f in tree_methods(n, peers=False).items()}, rounds, time.process_time
+        )
+        for tag, name in (("eisner", "projective (Eisner)"), ("cle", "non-projective (CLE)")):
+            m = med[f"bicrit-margin-{tag}"]
+            lines.append(
+                f"| tree, {name} | n = {n} | {1000 * m / repeat:.2f} "
+                f"| {med[f'bicrit-slack-{tag}'] / m:.2f} "
+                f"| {med[f'bicrit-probloss-{tag}'] / m:.2f} |"
+            )
+            print(lines[-1], flush=True)
+    return lines
 
 
 def _atomic_write(path: Path, text: str) -> None:
@@ -198,11 +248,27 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=15)
     p.add_argument("--out", default=str(Path(__file__).with_name("RESULTS.md")))
     p.add_argument("--torch-threads", type=int, default=1)
+    p.add_argument(
+        "--bicrit-only", action="store_true", help="slack and ProbLoss against margin only"
+    )
+    p.add_argument("--repeat", type=int, default=5, help="calls per timed sample (--bicrit-only)")
     args = p.parse_args(argv)
     # One intra-op thread: on the shared 2-core machine, 2 OpenMP threads made the peers' many
     # small ops 100× slower (barrier spinning under oversubscription); bicrit's native loop has
     # its own rayon pool.
     torch.set_num_threads(args.torch_threads)
+    if args.bicrit_only:
+        head = (
+            f"`python benches/torch/bench_torch.py --bicrit-only --rounds {args.rounds} --repeat "
+            f"{args.repeat}`: forward + backward, batch {B}, CPU seconds of the process "
+            f"(medians of {args.rounds} interleaved rounds of {args.repeat} calls), "
+            f"torch {torch.__version__}."
+        )
+        _atomic_write(
+            Path(args.out),
+            "\n".join([head, "", *_surrogates_only(args.rounds, args.repeat)]) + "\n",
+        )
+        return 0
     lines = [
         "# bicrit.torch against pytorch-crf and torch-struct",
         "",

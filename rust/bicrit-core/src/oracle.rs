@@ -152,13 +152,14 @@ pub trait LambdaOracle {
     /// a search whose best point is not above it returns the gold label (zero loss).
     fn gold(&self) -> Option<Point<Self::Label>>;
 
-    /// The current coordinates of labels known from earlier (a label cache or the previous
-    /// epoch's hull vertices: the warm start of thesis §`sec:convex_hull_search`), computed
-    /// directly — this is not an oracle query. `Ok(None)` (the default) means the oracle cannot,
-    /// and searches then warm-start from the previous λ only.
-    fn evaluate(&mut self, labels: &[Self::Label]) -> Result<Option<Vec<Point<Self::Label>>>> {
-        let _ = labels;
-        Ok(None)
+    /// The current coordinates (h, g) of labels known from earlier (a label cache or the
+    /// previous epoch's hull vertices: the warm start of thesis §`sec:convex_hull_search`),
+    /// appended to `out` in the order of `labels` — computed directly, not an oracle query; the
+    /// labels stay with the caller. `Ok(false)` (the default) means the oracle cannot, and
+    /// searches then warm-start from the previous λ only.
+    fn evaluate(&mut self, labels: &[Self::Label], out: &mut Vec<(f64, f64)>) -> Result<bool> {
+        let _ = (labels, out);
+        Ok(false)
     }
 
     /// The frontier by loss value (needs [`Capabilities::frontier`]): for every attainable value

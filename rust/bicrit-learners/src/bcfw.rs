@@ -39,7 +39,7 @@
 use std::time::Instant;
 
 use bicrit_core::{Error, Result, SparseVec};
-use bicrit_searches::WarmStart;
+use bicrit_searches::{WarmPlan, WarmStart};
 use bicrit_structures::Structure;
 
 use crate::average::LazyAverage;
@@ -47,8 +47,8 @@ use crate::params::BcfwParams;
 use crate::rng::Rng;
 use crate::scratch::{axpy, dense_norm_sq, dot, norm_sq, with_scratch};
 use crate::{
-    infer_many, install_warm, keep_warm, merged_warm, objective, task_loss, Context, EpochStats, Journal,
-    Learner, ObjectiveKind, PassCounts, Problem,
+    infer_many, install_warm, keep_warm, objective, task_loss, Context, EpochStats, Journal, Learner,
+    ObjectiveKind, PassCounts, Problem,
 };
 
 /// One block's step within a mini-batch: its corner, the warm start to keep, its direction
@@ -56,7 +56,7 @@ use crate::{
 /// ran) γ and the new ℓ_i.
 struct Step<L> {
     vio: crate::Violation<L>,
-    warm_next: Option<WarmStart<L>>,
+    warm_next: Option<WarmPlan<L>>,
     d: SparseVec,
     wd: f64,
     dd: f64,
@@ -162,7 +162,7 @@ impl<L: Clone + PartialEq + Send + Sync> Bcfw<L> {
         let mut corners = Vec::with_capacity(n);
         for (i, mut vio) in found.into_iter().enumerate() {
             counts.record(&vio);
-            keep_warm(&mut self.warm, i, std::mem::take(&mut vio.warm), &self.params.common, journal);
+            keep_warm(&mut self.warm, i, std::mem::take(&mut vio.warm), &self.params.common, journal)?;
             let mut corner = std::mem::take(&mut vio.dphi);
             corner.values.iter_mut().for_each(|x| *x *= -c * vio.scale);
             axpy(&mut total, &corner, 1.0);
@@ -282,7 +282,7 @@ impl<L: Clone + PartialEq + Send + Sync> Bcfw<L> {
                 let (w, warm, blocks) = (&self.w, &self.warm, &self.blocks);
                 ctx.map_owned(jobs, |job| match job {
                     Job::Corner(i) => {
-                        Done::Corner(p.infer(i, w, 1.0, warm[i].as_ref(), None).map(|mut vio| {
+                        Done::Corner(p.infer(i, w, 1.0, warm[i].as_ref(), None).and_then(|mut vio| {
                             let dphi = std::mem::take(&mut vio.dphi);
                             let d = with_scratch(dim, |s| {
                                 s.add_sparse(&blocks[i], 1.0);
@@ -292,10 +292,12 @@ impl<L: Clone + PartialEq + Send + Sync> Bcfw<L> {
                                 s.take()
                             });
                             let next = std::mem::take(&mut vio.warm);
-                            let warm_next =
-                                common.warm_start.then(|| merged_warm(warm[i].as_ref(), next, common));
+                            let warm_next = common
+                                .warm_start
+                                .then(|| next.merged(warm[i].as_ref(), common.cache_size))
+                                .transpose()?;
                             let (wd, dd) = (dot(w, &d), norm_sq(&d));
-                            Step { vio, warm_next, d, wd, dd, gamma: 0.0, new_ell: 0.0 }
+                            Ok(Step { vio, warm_next, d, wd, dd, gamma: 0.0, new_ell: 0.0 })
                         }))
                     }
                     // the step is freed here, on the pool's thread
@@ -328,7 +330,7 @@ impl<L: Clone + PartialEq + Send + Sync> Bcfw<L> {
             for (st, &i) in steps.iter_mut().zip(batch) {
                 counts.record(&st.vio);
                 if let Some(next) = st.warm_next.take() {
-                    install_warm(&mut self.warm, i, next, journal);
+                    install_warm(&mut self.warm, i, next, journal)?;
                 }
                 let ell_s = st.vio.intercept / nf;
                 // the block's duality gap at the weights its corner was computed at

@@ -336,7 +336,13 @@ impl<L: Clone + PartialEq + Send + Sync> CuttingPlane<L> {
                 let mut new = 0usize;
                 for (vio, &i) in found.iter_mut().zip(chunk) {
                     counts.record(vio);
-                    keep_warm(&mut self.warm, i, std::mem::take(&mut vio.warm), &self.params.common, journal);
+                    keep_warm(
+                        &mut self.warm,
+                        i,
+                        std::mem::take(&mut vio.warm),
+                        &self.params.common,
+                        journal,
+                    )?;
                     if vio.loss - xi[i] > eps {
                         let slope = if vio.scale == 0.0 {
                             SparseVec::new()

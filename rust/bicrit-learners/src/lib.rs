@@ -51,7 +51,7 @@ pub use bcfw::Bcfw;
 pub use context::{Context, Interrupt};
 pub use cutting_plane::CuttingPlane;
 pub use dispatch::{slacks, warm_starts, AnyLearner, Learner};
-pub(crate) use journal::{install_warm, keep_warm, merged_warm, Journal};
+pub(crate) use journal::{install_warm, keep_warm, Journal};
 pub use kind::{check_compatible, check_params, Kind, NAMES};
 pub use params::{ParamDoc, Value};
 pub use passes::{check_counts, exact_pass, objective, task_loss};

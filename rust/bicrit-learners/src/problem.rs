@@ -12,7 +12,7 @@
 //! and **intercept** ψ − c·m_f, which BCFW and the cutting-plane learners need.
 
 use bicrit_core::{Error, FactorMap, Result, SparseVec};
-use bicrit_searches::{Calls, SearchSpec, WarmStart};
+use bicrit_searches::{Calls, SearchSpec, WarmPlan, WarmStart};
 use bicrit_structures::{Structure, StructureOracle};
 use bicrit_surrogates::Surrogate;
 
@@ -104,8 +104,9 @@ pub struct Violation<L> {
     pub intercept: f64,
     /// Oracle calls of the search.
     pub calls: Calls,
-    /// The warm start for this instance's next inference.
-    pub warm: WarmStart<L>,
+    /// The warm start for this instance's next inference, relative to the one given
+    /// ([`WarmPlan::merged`], [`WarmPlan::resolve`]).
+    pub warm: WarmPlan<L>,
 }
 
 impl<L> Violation<L> {
@@ -145,7 +146,7 @@ impl<S: Structure> Problem<'_, S> {
         let y_true = &self.labels[i];
         let mut oracle = StructureOracle::new(self.structure, w, self.data, i, y_true, scaled);
         // the combination was checked when the learner was built (check_compatible)
-        let out = self.search.run_prechecked(&mut oracle, self.psi, warm, xi)?;
+        let out = self.search.run_with(&mut oracle, self.psi, warm, xi, false)?;
         if !out.value.is_finite() {
             return Err(Error::input(format!(
                 "instance {i}: the search returned a non-finite loss ({}) with surrogate '{}'",

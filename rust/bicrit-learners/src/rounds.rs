@@ -93,7 +93,7 @@ where
     let mut counts = PassCounts::default();
     for (i, vio) in found.iter_mut().enumerate() {
         counts.record(vio);
-        keep_warm(warm, i, std::mem::take(&mut vio.warm), common, journal);
+        keep_warm(warm, i, std::mem::take(&mut vio.warm), common, journal)?;
     }
     let slope = with_scratch(dim, |s| {
         for part in &parts {

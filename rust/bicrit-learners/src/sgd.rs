@@ -221,7 +221,7 @@ impl<L: Clone + PartialEq + Send + Sync> Sgd<L> {
             };
             for (vio, &i) in found.iter_mut().zip(block) {
                 counts.record(vio);
-                keep_warm(&mut self.warm, i, std::mem::take(&mut vio.warm), &self.params.common, journal);
+                keep_warm(&mut self.warm, i, std::mem::take(&mut vio.warm), &self.params.common, journal)?;
             }
             for batch in found.chunks(self.params.batch_size) {
                 self.t += 1;

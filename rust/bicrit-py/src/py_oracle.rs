@@ -136,10 +136,10 @@ impl<'py> LambdaOracle for PyOracle<'py> {
         Some(Point { label: PyLabel(Arc::new(t.0.unbind())), h: t.1, g: t.2 })
     }
 
-    fn evaluate(&mut self, labels: &[PyLabel]) -> Result<Option<Vec<Point<PyLabel>>>> {
+    fn evaluate(&mut self, labels: &[PyLabel], coords: &mut Vec<(f64, f64)>) -> Result<bool> {
         let py = self.obj.py();
         if !self.obj.hasattr("evaluate").map_err(stash)? {
-            return Ok(None);
+            return Ok(false);
         }
         let list = PyTuple::new(py, labels.iter().map(|l| l.0.bind(py).clone())).map_err(stash)?;
         let out = self.obj.call_method1("evaluate", (list,)).map_err(stash)?;
@@ -158,7 +158,8 @@ impl<'py> LambdaOracle for PyOracle<'py> {
                 labels.len()
             )));
         }
-        Ok(Some(labels.iter().zip(pairs).map(|(l, (h, g))| Point { label: l.clone(), h, g }).collect()))
+        coords.extend(pairs);
+        Ok(true)
     }
     fn frontier(&mut self) -> Result<Vec<Point<PyLabel>>> {
         if !self.caps.frontier {

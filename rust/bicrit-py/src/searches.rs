@@ -378,8 +378,8 @@ pub fn run_search<'py>(
         let out = match &native_psi {
             Some(b) => {
                 let psi = b.get().inner.as_ref();
-                let oracle = &mut guard.inner;
-                errors::native(py, move || spec.run(oracle, psi, warm_idx.as_ref(), xi))?
+                let (oracle, warm) = (&mut guard.inner, warm_idx.as_ref());
+                errors::native(py, move || spec.run(oracle, psi, warm, xi))?
             }
             None => {
                 let adapter = PySurrogate::new(surrogate)?;
@@ -387,7 +387,7 @@ pub fn run_search<'py>(
                 errors::with_gil(py, || spec.run(oracle, &adapter, warm_idx.as_ref(), xi))?
             }
         };
-        let w = Warm::Index(out.warm.clone());
+        let w = Warm::Index(out.warm.clone().resolve(warm_idx.as_ref()).map_err(|e| to_py(py, e))?);
         return outcome_dict(py, out, |&i| guard.label(py, i), w);
     }
     let warm_py = match warm.map(|w| &w.inner) {
@@ -413,7 +413,7 @@ pub fn run_search<'py>(
             errors::with_gil(py, || spec.run(&mut adapter, &psi, warm_py.as_ref(), xi))?
         }
     };
-    let w = Warm::Py(out.warm.clone());
+    let w = Warm::Py(out.warm.clone().resolve(warm_py.as_ref()).map_err(|e| to_py(py, e))?);
     outcome_dict(py, out, |l: &PyLabel| l.0.clone_ref(py), w)
 }
 

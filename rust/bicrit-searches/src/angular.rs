@@ -102,10 +102,10 @@ impl Search for Angular {
         self.max_calls
     }
 
-    fn search<O: LambdaOracle>(
+    fn search<'a, O: LambdaOracle>(
         &self,
-        s: &mut Session<'_, O>,
-        warm: Option<&WarmStart<O::Label>>,
+        s: &mut Session<'a, O>,
+        warm: Option<&'a WarmStart<O::Label>>,
         _xi: Option<f64>,
     ) -> Result<Found<O::Label>> {
         let shift = 1.0;

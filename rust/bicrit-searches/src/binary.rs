@@ -44,10 +44,10 @@ impl Search for Binary {
         self.max_calls
     }
 
-    fn search<O: LambdaOracle>(
+    fn search<'a, O: LambdaOracle>(
         &self,
-        s: &mut Session<'_, O>,
-        warm: Option<&WarmStart<O::Label>>,
+        s: &mut Session<'a, O>,
+        warm: Option<&'a WarmStart<O::Label>>,
         _xi: Option<f64>,
     ) -> Result<Found<O::Label>> {
         let mut st = ProductState::new(s);

@@ -86,9 +86,9 @@ fn best_on_chain<O: LambdaOracle>(s: &Session<'_, O>) -> Result<(HullPoint, f64,
     if active.is_empty() {
         return Ok((HullPoint::Empty, f64::NEG_INFINITY, None));
     }
-    let pts: Vec<(f64, f64)> = active.iter().map(|&i| (s.known[i].point.h, s.known[i].point.g)).collect();
+    let pts: Vec<(f64, f64)> = active.iter().map(|&i| (s.known[i].h, s.known[i].g)).collect();
     let chain: Vec<usize> = upper_right_chain(&pts).into_iter().map(|j| active[j]).collect();
-    let xy = |i: usize| (s.known[i].point.h, s.known[i].point.g);
+    let xy = |i: usize| (s.known[i].h, s.known[i].g);
     let mut best = HullPoint::Vertex(chain[0]);
     let mut value = s.known[chain[0]].phi;
     for &v in &chain[1..] {
@@ -203,10 +203,10 @@ pub(crate) fn round<O: LambdaOracle>(
         let (ky, sy) = line_value(lambda, y.h, y.g);
         let line = match point {
             HullPoint::Empty => None,
-            HullPoint::Vertex(v) => Some(line_value(lambda, s.known[v].point.h, s.known[v].point.g)),
+            HullPoint::Vertex(v) => Some(line_value(lambda, s.known[v].h, s.known[v].g)),
             HullPoint::Edge(a, b, _) => {
-                let (la, sa) = line_value(lambda, s.known[a].point.h, s.known[a].point.g);
-                let (lb, sb) = line_value(lambda, s.known[b].point.h, s.known[b].point.g);
+                let (la, sa) = line_value(lambda, s.known[a].h, s.known[a].g);
+                let (lb, sb) = line_value(lambda, s.known[b].h, s.known[b].g);
                 Some((la.max(lb), sa.max(sb)))
             }
         };
@@ -230,7 +230,7 @@ fn ask<O: LambdaOracle>(
 ) -> Result<Option<bicrit_core::Point<O::Label>>> {
     let banned: Vec<usize> =
         (0..s.known.len()).filter(|&i| s.known[i].banned || s.known[i].ban_only_answers).collect();
-    let ban_labels: Vec<O::Label> = banned.iter().map(|&i| s.known[i].point.label.clone()).collect();
+    let ban_labels: Vec<O::Label> = banned.iter().map(|&i| s.label(i).clone()).collect();
     Ok(match access {
         Access::Plain => s.query(lambda, &[], 1, None)?.into_iter().next(),
         Access::Ban => s.query(lambda, &ban_labels, 1, None)?.into_iter().next(),
@@ -241,9 +241,9 @@ fn ask<O: LambdaOracle>(
             loop {
                 let found = s.query(lambda, &[], k, None)?;
                 let full = found.len() == k;
-                let pick = found.into_iter().find(|p| {
-                    !banned.iter().any(|&i| s.known[i].point.h == p.h && s.known[i].point.g == p.g)
-                });
+                let pick = found
+                    .into_iter()
+                    .find(|p| !banned.iter().any(|&i| s.known[i].h == p.h && s.known[i].g == p.g));
                 if pick.is_some() || !full || !s.budget_left() {
                     break pick;
                 }
@@ -270,10 +270,10 @@ fn exact_round<O: LambdaOracle>(s: &mut Session<'_, O>, access: &Access, lambda:
     let (ky, sy) = line_value(lambda, y.h, y.g);
     let line = |s: &Session<'_, O>, p: HullPoint| match p {
         HullPoint::Empty => None,
-        HullPoint::Vertex(v) => Some(line_value(lambda, s.known[v].point.h, s.known[v].point.g)),
+        HullPoint::Vertex(v) => Some(line_value(lambda, s.known[v].h, s.known[v].g)),
         HullPoint::Edge(a, b, _) => {
-            let (la, sa) = line_value(lambda, s.known[a].point.h, s.known[a].point.g);
-            let (lb, sb) = line_value(lambda, s.known[b].point.h, s.known[b].point.g);
+            let (la, sa) = line_value(lambda, s.known[a].h, s.known[a].g);
+            let (lb, sb) = line_value(lambda, s.known[b].h, s.known[b].g);
             Some((la.max(lb), sa.max(sb)))
         }
     };
@@ -292,7 +292,7 @@ fn exact_round<O: LambdaOracle>(s: &mut Session<'_, O>, access: &Access, lambda:
 pub(crate) fn items<O: LambdaOracle>(s: &Session<'_, O>, p: HullPoint) -> Vec<Item<O::Label>> {
     let item = |i: usize, w: f64| {
         let c = &s.known[i];
-        Item { label: c.point.label.clone(), h: c.point.h, g: c.point.g, weight: w }
+        Item { label: s.label(i).clone(), h: c.h, g: c.g, weight: w }
     };
     match p {
         HullPoint::Empty => Vec::new(),
@@ -322,10 +322,10 @@ impl Search for ConvexHull {
         self.max_calls
     }
 
-    fn search<O: LambdaOracle>(
+    fn search<'a, O: LambdaOracle>(
         &self,
-        s: &mut Session<'_, O>,
-        warm: Option<&WarmStart<O::Label>>,
+        s: &mut Session<'a, O>,
+        warm: Option<&'a WarmStart<O::Label>>,
         _xi: Option<f64>,
     ) -> Result<Found<O::Label>> {
         // Warm start (thesis §`sec:convex_hull_search`, label cache): the previous epoch's chain

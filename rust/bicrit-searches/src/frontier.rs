@@ -39,17 +39,17 @@ impl Search for Frontier {
         1
     }
 
-    fn search<O: LambdaOracle>(
+    fn search<'a, O: LambdaOracle>(
         &self,
-        s: &mut Session<'_, O>,
-        _warm: Option<&WarmStart<O::Label>>,
+        s: &mut Session<'a, O>,
+        _warm: Option<&'a WarmStart<O::Label>>,
         _xi: Option<f64>,
     ) -> Result<Found<O::Label>> {
         for p in s.frontier()? {
             s.add(p)?;
         }
         // Best Φ; ties: larger h, then smaller g; the gold label on any tie with the best Φ.
-        let key = |i: usize| (s.known[i].phi, s.known[i].point.h, -s.known[i].point.g);
+        let key = |i: usize| (s.known[i].phi, s.known[i].h, -s.known[i].g);
         let mut best: Option<usize> = None;
         for i in 0..s.known.len() {
             if best.is_none_or(|b| key(i) > key(b)) {

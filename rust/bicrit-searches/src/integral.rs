@@ -82,7 +82,7 @@ pub(crate) fn recover<O: LambdaOracle>(
 /// the labels live on. A sampled check: it only decides whether to search once more.
 fn line_clears<O: LambdaOracle>(s: &Session<'_, O>, line: Option<(Lambda, f64)>, c: f64) -> Result<bool> {
     let Some((lambda, k)) = line else { return Ok(true) };
-    let pts = || s.known.iter().map(|c| (c.point.h, c.point.g));
+    let pts = || s.known.iter().map(|c| (c.h, c.g));
     let nonneg_g = pts().all(|p| p.1 >= 0.0);
     let nonpos_g = pts().all(|p| p.1 <= 0.0);
     let g_ref = pts().map(|p| p.1).fold(0.0f64, |a, b| a.max(b.abs()));

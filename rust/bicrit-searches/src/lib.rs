@@ -45,7 +45,7 @@ pub use frontier::Frontier;
 pub use integral::Integral;
 pub use point_set::PointSetOracle;
 pub use sarawagi::Sarawagi;
-pub use session::{Candidate, Session};
+pub use session::{Candidate, Session, Slot};
 
 use bicrit_core::{Capabilities, Cone, Error, Lambda, LambdaOracle, Result};
 use bicrit_surrogates::Surrogate;
@@ -154,6 +154,83 @@ impl<L> Default for WarmStart<L> {
     }
 }
 
+/// A label of the warm start a search leaves ([`WarmPlan`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum WarmLabel<L> {
+    /// The j-th label of the warm start the search was given.
+    Previous(usize),
+    /// A label the search found.
+    New(L),
+}
+
+/// The warm start a search leaves for the next inference of the instance, relative to the one it
+/// was given: the labels of that one by index, so that a label cache is kept without copying its
+/// labels ([`WarmPlan::resolve`] gives the plain [`WarmStart`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct WarmPlan<L> {
+    /// The labels, in order.
+    pub labels: Vec<WarmLabel<L>>,
+    /// The last finite λ > 0 queried.
+    pub lambda: Option<f64>,
+}
+
+impl<L> Default for WarmPlan<L> {
+    fn default() -> Self {
+        WarmPlan { labels: Vec::new(), lambda: None }
+    }
+}
+
+impl<L: Clone> WarmPlan<L> {
+    /// The plain warm start, `previous` being the warm start given to the search (its labels are
+    /// copied). Fails when the plan refers to a label `previous` does not have.
+    pub fn resolve(self, previous: Option<&WarmStart<L>>) -> Result<WarmStart<L>> {
+        let prev: &[L] = previous.map_or(&[], |w| &w.labels);
+        let labels = self
+            .labels
+            .into_iter()
+            .map(|l| match l {
+                WarmLabel::New(l) => Ok(l),
+                WarmLabel::Previous(j) => prev.get(j).cloned().ok_or_else(|| out_of_range(j, prev.len())),
+            })
+            .collect::<Result<Vec<L>>>()?;
+        Ok(WarmStart { labels, lambda: self.lambda })
+    }
+}
+
+impl<L: PartialEq> WarmPlan<L> {
+    /// The plan followed by the labels of `previous` that it does not hold (by value), at most
+    /// `cache_size` labels in all: a label cache that keeps the labels of earlier inferences
+    /// (what a learner stores). Reads `previous` only.
+    pub fn merged(mut self, previous: Option<&WarmStart<L>>, cache_size: usize) -> Result<WarmPlan<L>> {
+        let prev: &[L] = previous.map_or(&[], |w| &w.labels);
+        for l in &self.labels {
+            if let WarmLabel::Previous(j) = l {
+                if *j >= prev.len() {
+                    return Err(out_of_range(*j, prev.len()));
+                }
+            }
+        }
+        for (k, old) in prev.iter().enumerate() {
+            if self.labels.len() >= cache_size {
+                break;
+            }
+            let held = self.labels.iter().any(|l| match l {
+                WarmLabel::Previous(j) => *j == k || prev[*j] == *old,
+                WarmLabel::New(l) => l == old,
+            });
+            if !held {
+                self.labels.push(WarmLabel::Previous(k));
+            }
+        }
+        self.labels.truncate(cache_size);
+        Ok(self)
+    }
+}
+
+fn out_of_range(j: usize, n: usize) -> Error {
+    Error::input(format!("a warm-start plan refers to label {j} of a warm start with {n} labels"))
+}
+
 /// The result of one inference.
 #[derive(Clone, Debug)]
 pub struct Outcome<L> {
@@ -170,8 +247,9 @@ pub struct Outcome<L> {
     pub lambda: Option<Lambda>,
     /// Whether the answer is the gold label (nothing beat it: zero loss).
     pub is_gold: bool,
-    /// What the next inference of this instance can warm-start from.
-    pub warm: WarmStart<L>,
+    /// What the next inference of this instance can warm-start from, relative to the warm start
+    /// given ([`WarmPlan::resolve`]).
+    pub warm: WarmPlan<L>,
     /// The queries made, in order.
     pub trace: Vec<QueryRecord>,
 }
@@ -208,12 +286,7 @@ impl<L: Clone> Found<L> {
                 let c = &s.known[i];
                 Found {
                     value: c.phi,
-                    answer: vec![Item {
-                        label: c.point.label.clone(),
-                        h: c.point.h,
-                        g: c.point.g,
-                        weight: 1.0,
-                    }],
+                    answer: vec![Item { label: s.label(i).clone(), h: c.h, g: c.g, weight: 1.0 }],
                     upper_bound: upper_bound.map(|u| u.max(c.phi)),
                     is_gold: c.gold,
                 }
@@ -248,10 +321,10 @@ pub trait Search {
     /// What it needs.
     fn requirements(&self) -> Requirements;
     /// Runs one inference in `session` (the session already holds the gold label).
-    fn search<O: LambdaOracle>(
+    fn search<'a, O: LambdaOracle>(
         &self,
-        session: &mut Session<'_, O>,
-        warm: Option<&WarmStart<O::Label>>,
+        session: &mut Session<'a, O>,
+        warm: Option<&'a WarmStart<O::Label>>,
         xi: Option<f64>,
     ) -> Result<Found<O::Label>>;
     /// The call budget.
@@ -494,13 +567,26 @@ impl SearchSpec {
         warm: Option<&WarmStart<O::Label>>,
         xi: Option<f64>,
     ) -> Result<Outcome<O::Label>> {
+        self.run_with(oracle, psi, warm, xi, true)
+    }
+
+    /// [`SearchSpec::run_prechecked`] with the query trace on or off (`Outcome::trace` is then
+    /// empty: what learners ask for, as they never read it).
+    pub fn run_with<O: LambdaOracle>(
+        &self,
+        oracle: &mut O,
+        psi: &dyn Surrogate,
+        warm: Option<&WarmStart<O::Label>>,
+        xi: Option<f64>,
+        trace: bool,
+    ) -> Result<Outcome<O::Label>> {
         match self {
-            SearchSpec::Sarawagi(x) => run_search(x, oracle, psi, warm, xi),
-            SearchSpec::Binary(x) => run_search(x, oracle, psi, warm, xi),
-            SearchSpec::Bisecting(x) => run_search(x, oracle, psi, warm, xi),
-            SearchSpec::Angular(x) => run_search(x, oracle, psi, warm, xi),
-            SearchSpec::ConvexHull(x) => run_search(x, oracle, psi, warm, xi),
-            SearchSpec::Frontier(x) => run_search(x, oracle, psi, warm, xi),
+            SearchSpec::Sarawagi(x) => run_search(x, oracle, psi, warm, xi, trace),
+            SearchSpec::Binary(x) => run_search(x, oracle, psi, warm, xi, trace),
+            SearchSpec::Bisecting(x) => run_search(x, oracle, psi, warm, xi, trace),
+            SearchSpec::Angular(x) => run_search(x, oracle, psi, warm, xi, trace),
+            SearchSpec::ConvexHull(x) => run_search(x, oracle, psi, warm, xi, trace),
+            SearchSpec::Frontier(x) => run_search(x, oracle, psi, warm, xi, trace),
         }
     }
 }
@@ -515,14 +601,16 @@ fn describe(psi: &dyn Surrogate) -> String {
     }
 }
 
-fn run_search<S: Search, O: LambdaOracle>(
+fn run_search<'a, S: Search, O: LambdaOracle>(
     s: &S,
-    oracle: &mut O,
-    psi: &dyn Surrogate,
-    warm: Option<&WarmStart<O::Label>>,
+    oracle: &'a mut O,
+    psi: &'a dyn Surrogate,
+    warm: Option<&'a WarmStart<O::Label>>,
     xi: Option<f64>,
+    trace: bool,
 ) -> Result<Outcome<O::Label>> {
     let mut session = Session::new(oracle, psi, s.max_calls(), s.requirements().product_form)?;
+    session.set_tracing(trace);
     let found = s.search(&mut session, warm, xi)?;
     if found.answer.is_empty() {
         return Err(Error::input(
@@ -536,7 +624,7 @@ fn run_search<S: Search, O: LambdaOracle>(
         upper_bound: found.upper_bound,
         lambda: session.last_lambda,
         is_gold: found.is_gold,
-        warm: session.warm_start(),
+        warm: session.warm_plan(),
         trace: std::mem::take(&mut session.trace),
     })
 }

@@ -185,21 +185,17 @@ impl LambdaOracle for PointSetOracle {
         Ok(best.into_iter().map(|i| Point { label: i, h: self.h[i], g: self.g[i] }).collect())
     }
 
-    fn evaluate(&mut self, labels: &[usize]) -> Result<Option<Vec<Point<usize>>>> {
-        labels
-            .iter()
-            .map(|&i| {
-                if i < self.h.len() {
-                    Ok(Point { label: i, h: self.h[i], g: self.g[i] })
-                } else {
-                    Err(Error::input(format!(
-                        "label {i} is outside the point set of {} points",
-                        self.h.len()
-                    )))
-                }
-            })
-            .collect::<Result<Vec<_>>>()
-            .map(Some)
+    fn evaluate(&mut self, labels: &[usize], out: &mut Vec<(f64, f64)>) -> Result<bool> {
+        for &i in labels {
+            if i >= self.h.len() {
+                return Err(Error::input(format!(
+                    "label {i} is outside the point set of {} points",
+                    self.h.len()
+                )));
+            }
+            out.push((self.h[i], self.g[i]));
+        }
+        Ok(true)
     }
 }
 
@@ -253,6 +249,8 @@ mod tests {
             lim.query(&PlaneQuery { ban: &ban, ..q(Lambda::Zero) }),
             Err(Error::Unsupported(_))
         ));
-        assert_eq!(o.evaluate(&[2, 1]).unwrap().unwrap()[0].h, 3.0);
+        let mut out = Vec::new();
+        assert!(o.evaluate(&[2, 1], &mut out).unwrap());
+        assert_eq!(out[0].0, 3.0);
     }
 }

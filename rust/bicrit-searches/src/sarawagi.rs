@@ -42,10 +42,10 @@ impl Search for Sarawagi {
         self.max_calls
     }
 
-    fn search<O: LambdaOracle>(
+    fn search<'a, O: LambdaOracle>(
         &self,
-        s: &mut Session<'_, O>,
-        warm: Option<&WarmStart<O::Label>>,
+        s: &mut Session<'a, O>,
+        warm: Option<&'a WarmStart<O::Label>>,
         xi: Option<f64>,
     ) -> Result<Found<O::Label>> {
         let xi =

@@ -6,13 +6,27 @@ use bicrit_core::{Cone, Error, Lambda, LambdaOracle, PlaneQuery, Point, Result};
 use bicrit_surrogates::Surrogate;
 
 use crate::geometry::upper_right_chain;
-use crate::{Calls, QueryRecord, WarmStart};
+use crate::{Calls, QueryRecord, WarmLabel, WarmPlan, WarmStart};
 
-/// A label known to the search, with its Φ = ψ(h, g).
+/// Where a candidate's label is: owned by the session (the gold label, oracle answers), or the
+/// j-th label of the warm start the session was given (read in place, never copied).
+#[derive(Clone, Debug)]
+pub enum Slot<L> {
+    /// A label the session owns.
+    Own(L),
+    /// Index into the warm start's labels.
+    Warm(usize),
+}
+
+/// A label known to the search, with its coordinates and Φ = ψ(h, g).
 #[derive(Clone, Debug)]
 pub struct Candidate<L> {
-    /// The label and its coordinates.
-    pub point: Point<L>,
+    /// The label (read it through [`Session::label`]).
+    pub slot: Slot<L>,
+    /// h(y).
+    pub h: f64,
+    /// g(y).
+    pub g: f64,
     /// ψ(h, g).
     pub phi: f64,
     /// Whether this is the gold label y_i (the floor of every search).
@@ -37,8 +51,15 @@ pub struct Session<'a, O: LambdaOracle> {
     pub known: Vec<Candidate<O::Label>>,
     /// The last λ queried.
     pub last_lambda: Option<Lambda>,
+    /// The labels of the warm start given to [`Session::warm_points`] (candidates refer to them
+    /// by index).
+    warm: &'a [O::Label],
     max_calls: usize,
     need_nonneg_g: bool,
+    /// Whether queries are recorded in `trace` (plots; learners switch it off).
+    tracing: bool,
+    /// Reused buffer of warm-start coordinates.
+    coords: Vec<(f64, f64)>,
 }
 
 impl<'a, O: LambdaOracle> Session<'a, O> {
@@ -57,15 +78,40 @@ impl<'a, O: LambdaOracle> Session<'a, O> {
             trace: Vec::new(),
             known: Vec::new(),
             last_lambda: None,
+            warm: &[],
             max_calls,
             need_nonneg_g,
+            tracing: true,
+            coords: Vec::new(),
         };
         if let Some(p) = gold {
             s.check_point("the oracle's gold label", &p)?;
             let phi = s.phi(p.h, p.g)?;
-            s.known.push(Candidate { point: p, phi, gold: true, banned: false, ban_only_answers: false });
+            s.known.push(Candidate {
+                slot: Slot::Own(p.label),
+                h: p.h,
+                g: p.g,
+                phi,
+                gold: true,
+                banned: false,
+                ban_only_answers: false,
+            });
         }
         Ok(s)
+    }
+
+    /// Stops (or resumes) recording queries in `trace`: a learner never reads it, and each record
+    /// holds an allocation.
+    pub fn set_tracing(&mut self, on: bool) {
+        self.tracing = on;
+    }
+
+    /// The label of candidate `i`.
+    pub fn label(&self, i: usize) -> &O::Label {
+        match &self.known[i].slot {
+            Slot::Own(l) => l,
+            Slot::Warm(j) => &self.warm[*j],
+        }
     }
 
     /// The surrogate.
@@ -145,6 +191,9 @@ impl<'a, O: LambdaOracle> Session<'a, O> {
         }
         self.calls.record(lambda, ban.len(), k, cone.is_some());
         self.last_lambda = Some(lambda);
+        if !self.tracing {
+            return Ok(answers);
+        }
         self.trace.push(QueryRecord {
             lambda: lambda.as_f64(),
             cone,
@@ -164,6 +213,9 @@ impl<'a, O: LambdaOracle> Session<'a, O> {
             self.check_point("a frontier point", p)?;
         }
         self.calls.frontier += 1;
+        if !self.tracing {
+            return Ok(answers);
+        }
         self.trace.push(QueryRecord {
             lambda: f64::NAN,
             cone: None,
@@ -178,31 +230,50 @@ impl<'a, O: LambdaOracle> Session<'a, O> {
     /// Adds a revealed label to the cache unless an active candidate has the same coordinates;
     /// returns its index and whether it is new.
     pub fn add(&mut self, p: Point<O::Label>) -> Result<(usize, bool)> {
-        if let Some(i) = self.known.iter().position(|c| !c.banned && c.point.h == p.h && c.point.g == p.g) {
+        self.add_slot(Slot::Own(p.label), p.h, p.g)
+    }
+
+    fn add_slot(&mut self, slot: Slot<O::Label>, h: f64, g: f64) -> Result<(usize, bool)> {
+        if let Some(i) = self.known.iter().position(|c| !c.banned && c.h == h && c.g == g) {
             return Ok((i, false));
         }
-        let phi = self.phi(p.h, p.g)?;
-        self.known.push(Candidate { point: p, phi, gold: false, banned: false, ban_only_answers: false });
+        let phi = self.phi(h, g)?;
+        self.known.push(Candidate { slot, h, g, phi, gold: false, banned: false, ban_only_answers: false });
         Ok((self.known.len() - 1, true))
     }
 
-    /// Re-evaluates a warm start's labels at the current weights and adds them to the cache.
-    /// Returns false when the oracle cannot evaluate labels (then only λ is reused).
-    pub fn warm_points(&mut self, warm: &WarmStart<O::Label>) -> Result<bool> {
+    /// Re-evaluates a warm start's labels at the current weights and adds them to the cache (they
+    /// stay where they are: candidates refer to them by index, [`Slot::Warm`]). Returns false
+    /// when the oracle cannot evaluate labels (then only λ is reused).
+    pub fn warm_points(&mut self, warm: &'a WarmStart<O::Label>) -> Result<bool> {
         if warm.labels.is_empty() {
             return Ok(true);
         }
-        match self.oracle.evaluate(&warm.labels)? {
-            None => Ok(false),
-            Some(points) => {
-                self.calls.evaluated += points.len();
-                for p in points {
-                    self.check_point("a warm-start label", &p)?;
-                    self.add(p)?;
+        let mut coords = std::mem::take(&mut self.coords);
+        coords.clear();
+        let ok = self.oracle.evaluate(&warm.labels, &mut coords)?;
+        if ok {
+            if coords.len() != warm.labels.len() {
+                return Err(Error::input(format!(
+                    "the oracle evaluated {} of {} warm-start labels",
+                    coords.len(),
+                    warm.labels.len()
+                )));
+            }
+            self.warm = &warm.labels;
+            self.calls.evaluated += coords.len();
+            for (j, &(h, g)) in coords.iter().enumerate() {
+                check_finite("a warm-start label", &[h, g])?;
+                if self.need_nonneg_g && g < 0.0 {
+                    return Err(Error::input(format!(
+                        "a warm-start label has g = {g} < 0, but the product-form searches need g ≥ 0 (a task loss)"
+                    )));
                 }
-                Ok(true)
+                self.add_slot(Slot::Warm(j), h, g)?;
             }
         }
+        self.coords = coords;
+        Ok(ok)
     }
 
     /// Index of the best active candidate (gold preferred on ties), if any.
@@ -227,11 +298,11 @@ impl<'a, O: LambdaOracle> Session<'a, O> {
     }
 
     /// The warm start for the next inference: the labels on the upper-right chain of the cache
-    /// (plus the best one), and the last λ.
-    pub fn warm_start(&self) -> WarmStart<O::Label> {
+    /// (plus the best one), and the last λ — the labels of the warm start this session was given
+    /// by index, the others moved out of the session (call it last).
+    pub fn warm_plan(&mut self) -> WarmPlan<O::Label> {
         let idx: Vec<usize> = (0..self.known.len()).filter(|&i| !self.known[i].gold).collect();
-        let pts: Vec<(f64, f64)> =
-            idx.iter().map(|&i| (self.known[i].point.h, self.known[i].point.g)).collect();
+        let pts: Vec<(f64, f64)> = idx.iter().map(|&i| (self.known[i].h, self.known[i].g)).collect();
         let mut keep: Vec<usize> = upper_right_chain(&pts).into_iter().map(|j| idx[j]).collect();
         if let Some(b) = self.best() {
             if !self.known[b].gold && !keep.contains(&b) {
@@ -239,8 +310,15 @@ impl<'a, O: LambdaOracle> Session<'a, O> {
             }
         }
         keep.truncate(32);
-        WarmStart {
-            labels: keep.iter().map(|&i| self.known[i].point.label.clone()).collect(),
+        let labels = keep
+            .iter()
+            .map(|&i| match std::mem::replace(&mut self.known[i].slot, Slot::Warm(usize::MAX)) {
+                Slot::Own(l) => WarmLabel::New(l),
+                Slot::Warm(j) => WarmLabel::Previous(j),
+            })
+            .collect();
+        WarmPlan {
+            labels,
             lambda: self.last_lambda.map(|l| l.as_f64()).filter(|l| l.is_finite() && *l > 0.0),
         }
     }

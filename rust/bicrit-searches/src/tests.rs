@@ -175,9 +175,36 @@ fn warm_start_on_an_unchanged_set_costs_one_call() {
     let mut o = PointSetOracle::new(h.clone(), g.clone(), None).unwrap();
     let first = spec.run(&mut o, &SlackRescaling, None, None).unwrap();
     let mut o2 = PointSetOracle::new(h, g, None).unwrap();
-    let second = spec.run(&mut o2, &SlackRescaling, Some(&first.warm), None).unwrap();
+    let warm = first.warm.clone().resolve(None).unwrap();
+    let second = spec.run(&mut o2, &SlackRescaling, Some(&warm), None).unwrap();
     assert_eq!(second.calls.total(), 1, "{:?}", second.calls);
     assert!((second.value - first.value).abs() < 1e-12);
+    // the second search's plan refers to the warm labels it was given, by index
+    assert!(
+        second.warm.labels.iter().all(|l| matches!(l, crate::WarmLabel::Previous(_))),
+        "{:?}",
+        second.warm
+    );
+    assert_eq!(second.warm.clone().resolve(Some(&warm)).unwrap().labels, warm.labels);
+}
+
+#[test]
+fn warm_plans_merge_as_a_label_cache() {
+    use crate::{WarmLabel, WarmPlan};
+    let prev = crate::WarmStart { labels: vec![10usize, 11, 12, 13], lambda: Some(2.0) };
+    let plan = WarmPlan {
+        labels: vec![WarmLabel::Previous(2), WarmLabel::New(20), WarmLabel::New(11)],
+        lambda: None,
+    };
+    // the previous labels not held (11 is held by value) follow, up to the cache size
+    let m = plan.clone().merged(Some(&prev), 5).unwrap();
+    assert_eq!(m.clone().resolve(Some(&prev)).unwrap().labels, vec![12, 20, 11, 10, 13]);
+    assert_eq!(m.lambda, None);
+    let m = plan.clone().merged(Some(&prev), 2).unwrap();
+    assert_eq!(m.resolve(Some(&prev)).unwrap().labels, vec![12, 20]);
+    // an index outside the previous warm start is an error, not a panic
+    assert!(plan.clone().merged(None, 8).is_err());
+    assert!(plan.resolve(None).is_err());
 }
 
 #[test]

@@ -130,19 +130,20 @@ impl<S: Structure> LambdaOracle for StructureOracle<'_, S> {
 
     /// Re-scores labels from an earlier inference under the current weights (warm start, thesis
     /// §`sec:convex_hull_search`): m(y) = w·φ(x, y) − w·φ(x, y_i) and the terms, no oracle call.
-    fn evaluate(&mut self, labels: &[S::Label]) -> Result<Option<Vec<Point<S::Label>>>> {
+    fn evaluate(&mut self, labels: &[S::Label], out: &mut Vec<(f64, f64)>) -> Result<bool> {
         let (structure, w, data, i, y_true) = (self.structure, self.w, self.data, self.i, self.y_true);
         let shared = self.shared()?;
-        let gold = structure.score_shared(w, data, i, y_true, shared)?;
-        let scored = labels
-            .iter()
-            .map(|y| {
-                let margin = structure.score_shared(w, data, i, y, shared)? - gold;
-                let terms = structure.terms(y, y_true)?;
-                Ok(Scored { label: y.clone(), margin, terms })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        Ok(Some(scored.into_iter().map(|s| self.to_point(s)).collect()))
+        let scored = structure.evaluate_shared(w, data, i, y_true, labels, shared)?;
+        if scored.len() != labels.len() {
+            return Err(Error::input(format!(
+                "structure '{}' evaluated {} of {} labels",
+                structure.name(),
+                scored.len(),
+                labels.len()
+            )));
+        }
+        out.extend(scored.iter().map(|(m, t)| self.factors.point(*m, t)));
+        Ok(true)
     }
 }
 
@@ -160,8 +161,9 @@ mod tests {
         let mut o = StructureOracle::new(&s, &w, &x, 0, &1, FactorMap::margin_loss());
         let found = o.query(&PlaneQuery { k: 3, ..PlaneQuery::lambda(Lambda::Finite(1.0)) }).unwrap();
         let labels: Vec<usize> = found.iter().map(|p| p.label).collect();
-        let again = o.evaluate(&labels).unwrap().unwrap();
-        assert_eq!(found, again);
+        let mut again = Vec::new();
+        assert!(o.evaluate(&labels, &mut again).unwrap());
+        assert_eq!(found.iter().map(|p| (p.h, p.g)).collect::<Vec<_>>(), again);
         assert_eq!(o.calls(), 1);
     }
 }

@@ -180,6 +180,27 @@ pub trait Structure: Send + Sync {
         self.score(w, data, i, y)
     }
 
+    /// The margins m(y) = w·φ(x_i, y) − w·φ(x_i, y_i) and terms of labels known from earlier (a
+    /// search's warm start), in order, given the [`Structure::shared_scores`]
+    /// of the same `w` and `i`: the default is [`Structure::score_shared`] and
+    /// [`Structure::terms`] label by label; a structure may validate the instance and the gold
+    /// label once and score each label in one pass (the same values).
+    fn evaluate_shared(
+        &self,
+        w: &[f64],
+        data: &Self::Data,
+        i: usize,
+        y_true: &Self::Label,
+        labels: &[Self::Label],
+        shared: Option<&[f64]>,
+    ) -> Result<Vec<(f64, Terms)>> {
+        let gold = self.score_shared(w, data, i, y_true, shared)?;
+        labels
+            .iter()
+            .map(|y| Ok((self.score_shared(w, data, i, y, shared)? - gold, self.terms(y, y_true)?)))
+            .collect()
+    }
+
     /// The frontier by loss value (needs `capabilities().frontier`): for every attainable value
     /// c of the task loss L(y, y_i), one label maximising `objective` among the labels with
     /// L = c (any of them on ties), with its margin and terms; one entry per attainable c, in any

@@ -110,7 +110,7 @@ fn run_on<S: BindStructure + 'static>(
     };
     let out = if call.native_psi { errors::native(py, run)? } else { errors::with_gil(py, run)? };
     let labels = out.answer.iter().map(|i| s.label_to_py(py, &i.label)).collect::<PyResult<Vec<_>>>()?;
-    let next = ErasedWarm(Box::new(out.warm.clone()));
+    let next = ErasedWarm(Box::new(out.warm.clone().resolve(warm).map_err(|e| errors::to_py(py, e))?));
     Ok((erase(out), labels, next))
 }
 
@@ -132,7 +132,7 @@ fn erase<L>(out: Outcome<L>) -> Outcome<()> {
         upper_bound: out.upper_bound,
         lambda: out.lambda,
         is_gold: out.is_gold,
-        warm: WarmStart { labels: Vec::new(), lambda: out.warm.lambda },
+        warm: bicrit_searches::WarmPlan { labels: Vec::new(), lambda: out.warm.lambda },
         trace: out.trace,
     }
 }

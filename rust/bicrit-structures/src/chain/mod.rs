@@ -498,12 +498,29 @@ pub(crate) fn fold_tables<V: Val>(
     primary: &Objective,
     secondary: Option<&Objective>,
 ) -> Tables<V> {
+    let mut tab = Tables::default();
+    fold_into(&mut tab, raw, tags, loss, gold, primary, secondary);
+    tab
+}
+
+/// [`fold_tables`] into `tab`, reusing its buffers.
+fn fold_into<V: Val>(
+    tab: &mut Tables<V>,
+    raw: &RawScores<'_>,
+    tags: &Tags,
+    loss: ChainLoss,
+    gold: Option<&[usize]>,
+    primary: &Objective,
+    secondary: Option<&Objective>,
+) {
     let s_n = raw.n_states;
     let t_len = raw.unary.len() / s_n;
     let zero = Objective::default();
     let sec = secondary.unwrap_or(&zero);
     let token_loss = loss == ChainLoss::Hamming;
-    let mut node = Vec::with_capacity(t_len * s_n);
+    let node = &mut tab.node;
+    node.clear();
+    node.reserve(t_len * s_n);
     for t in 0..t_len {
         let g = gold.map(|g| g[t]);
         for s in 0..s_n {
@@ -513,17 +530,16 @@ pub(crate) fn fold_tables<V: Val>(
             node.push(V::pair(a, b));
         }
     }
-    let pick =
-        |v: &[f64]| -> Vec<V> { v.iter().map(|&v| V::pair(primary.margin * v, sec.margin * v)).collect() };
-    Tables {
-        s: s_n,
-        t: t_len,
-        node,
-        trans: pick(raw.trans),
-        trans_stride: if raw.trans_per_step { s_n * s_n } else { 0 },
-        start: pick(raw.start),
-        end: pick(raw.end),
-    }
+    let pick = |out: &mut Vec<V>, v: &[f64]| {
+        out.clear();
+        out.extend(v.iter().map(|&v| V::pair(primary.margin * v, sec.margin * v)));
+    };
+    pick(&mut tab.trans, raw.trans);
+    pick(&mut tab.start, raw.start);
+    pick(&mut tab.end, raw.end);
+    tab.s = s_n;
+    tab.t = t_len;
+    tab.trans_stride = if raw.trans_per_step { s_n * s_n } else { 0 };
 }
 
 /// The `k` best labels of `tab` (before ban filtering): the plain lattice, or the segment-loss
@@ -602,13 +618,23 @@ pub(crate) fn oracle_raw(
     let k = q.k.max(1);
     let want = k + banned.len();
     let found = match &q.secondary {
-        None => {
-            let tab = fold_tables::<f64>(raw, tags, loss, Some(y_true), &q.primary, None);
-            solve_tables_f64(&tab, tags, loss, Some(y_true), &q.primary, want)
-        }
+        None => with_buffers(|b| {
+            fold_into(&mut b.tables, raw, tags, loss, Some(y_true), &q.primary, None);
+            let segmented = loss == ChainLoss::Segment && q.primary.terms.loss != 0.0;
+            if want != 1 || segmented {
+                return solve_tables(&b.tables, tags, loss, Some(y_true), &q.primary, None, want);
+            }
+            viterbi_dense_in(&b.tables, &mut b.dp).map_or_else(Vec::new, |p| vec![p])
+        }),
         Some(sec) => {
             let tab = fold_tables::<Lex>(raw, tags, loss, Some(y_true), &q.primary, Some(sec));
-            solve_tables(&tab, tags, loss, Some(y_true), &q.primary, Some(sec), want)
+            let segmented =
+                loss == ChainLoss::Segment && (q.primary.terms.loss != 0.0 || sec.terms.loss != 0.0);
+            if want == 1 && !segmented {
+                viterbi_dense_lex(&tab).map_or_else(Vec::new, |p| vec![p])
+            } else {
+                solve_tables(&tab, tags, loss, Some(y_true), &q.primary, Some(sec), want)
+            }
         }
     };
     let gold_score = path_score_raw(raw, y_true);
@@ -671,11 +697,106 @@ pub(crate) fn solve_tables_f64(
 }
 
 fn viterbi_dense(tab: &Tables<f64>) -> Option<Vec<usize>> {
+    viterbi_dense_in(tab, &mut DpBuffers::default())
+}
+
+/// [`viterbi_dense`] for a lexicographic query (λ = 0 or ∞: pairs of values): the same
+/// recurrence as [`dp::viterbi`] on [`Plain`] over [`Lex`] — componentwise sums
+/// prev + (trans + node), comparisons by [`Val::cmp_val`], the smallest predecessor and then the
+/// smallest final state on ties — with the predecessors in the outer loop, on two dense arrays
+/// instead of the generic lattice's per-cell calls.
+fn viterbi_dense_lex(tab: &Tables<Lex>) -> Option<Vec<usize>> {
     let (s, t_len) = (tab.s, tab.t);
-    let mut prev: Vec<f64> = (0..s).map(|x| tab.start[x] + tab.node[x]).collect();
-    let mut cur = vec![f64::NEG_INFINITY; s];
+    let mut prev: Vec<Lex> = (0..s).map(|x| tab.start[x].add(tab.node[x])).collect();
+    let mut cur = vec![Lex::NEG_INF; s];
     let mut arg = vec![0u32; s];
     let mut back = vec![0u32; t_len * s];
+    for t in 1..t_len {
+        let trans = &tab.trans[(t - 1) * tab.trans_stride..(t - 1) * tab.trans_stride + s * s];
+        let node = &tab.node[t * s..(t + 1) * s];
+        cur.fill(Lex::NEG_INF);
+        arg.fill(0);
+        for (xp, pv) in prev.iter().enumerate() {
+            if !pv.feasible() {
+                continue;
+            }
+            let row = &trans[xp * s..(xp + 1) * s];
+            for ((c, a), (tr, nd)) in cur.iter_mut().zip(arg.iter_mut()).zip(row.iter().zip(node)) {
+                let v = pv.add(tr.add(*nd));
+                if v.cmp_val(c) == std::cmp::Ordering::Greater {
+                    *c = v;
+                    *a = xp as u32;
+                }
+            }
+        }
+        back[t * s..(t + 1) * s].copy_from_slice(&arg);
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    let mut best = Lex::NEG_INF;
+    let mut last = 0;
+    for (x, pv) in prev.iter().enumerate() {
+        if !pv.feasible() {
+            continue;
+        }
+        let v = pv.add(tab.end[x]);
+        if v.cmp_val(&best) == std::cmp::Ordering::Greater {
+            best = v;
+            last = x;
+        }
+    }
+    if !best.feasible() {
+        return None;
+    }
+    let mut path = vec![0usize; t_len];
+    path[t_len - 1] = last;
+    for t in (1..t_len).rev() {
+        path[t - 1] = back[t * s + path[t]] as usize;
+    }
+    Some(path)
+}
+
+/// The per-query buffers of the one-answer path of [`oracle_raw`]: the folded tables and the
+/// Viterbi arrays, one set per thread, reused from query to query (a search's certificate calls
+/// then allocate only their answer).
+#[derive(Default)]
+struct QueryBuffers {
+    tables: Tables<f64>,
+    dp: DpBuffers,
+}
+
+/// The arrays of [`viterbi_dense_in`].
+#[derive(Default)]
+struct DpBuffers {
+    prev: Vec<f64>,
+    cur: Vec<f64>,
+    arg: Vec<u32>,
+    back: Vec<u32>,
+}
+
+thread_local! {
+    static BUFFERS: std::cell::RefCell<QueryBuffers> = std::cell::RefCell::new(QueryBuffers::default());
+}
+
+/// Runs `f` with this thread's query buffers (a nested call gets fresh ones).
+fn with_buffers<R>(f: impl FnOnce(&mut QueryBuffers) -> R) -> R {
+    BUFFERS.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut b) => f(&mut b),
+        Err(_) => f(&mut QueryBuffers::default()),
+    })
+}
+
+/// [`viterbi_dense`] in the arrays of `buf` (the same arithmetic and tie-breaking).
+fn viterbi_dense_in(tab: &Tables<f64>, buf: &mut DpBuffers) -> Option<Vec<usize>> {
+    let (s, t_len) = (tab.s, tab.t);
+    let DpBuffers { prev, cur, arg, back } = buf;
+    prev.clear();
+    prev.extend((0..s).map(|x| tab.start[x] + tab.node[x]));
+    cur.clear();
+    cur.resize(s, f64::NEG_INFINITY);
+    arg.clear();
+    arg.resize(s, 0);
+    back.clear();
+    back.resize(t_len * s, 0);
     for t in 1..t_len {
         let trans = &tab.trans[(t - 1) * tab.trans_stride..(t - 1) * tab.trans_stride + s * s];
         let node = &tab.node[t * s..(t + 1) * s];
@@ -693,8 +814,8 @@ fn viterbi_dense(tab: &Tables<f64>) -> Option<Vec<usize>> {
                 *a = if better { xp as u32 } else { *a };
             }
         }
-        back[t * s..(t + 1) * s].copy_from_slice(&arg);
-        std::mem::swap(&mut prev, &mut cur);
+        back[t * s..(t + 1) * s].copy_from_slice(arg);
+        std::mem::swap(prev, cur);
     }
     let mut best = f64::NEG_INFINITY;
     let mut last = 0;
@@ -751,6 +872,20 @@ pub(crate) struct Tables<V> {
     trans_stride: usize,
     start: Vec<V>,
     end: Vec<V>,
+}
+
+impl<V> Default for Tables<V> {
+    fn default() -> Self {
+        Tables {
+            s: 0,
+            t: 0,
+            node: Vec::new(),
+            trans: Vec::new(),
+            trans_stride: 0,
+            start: Vec::new(),
+            end: Vec::new(),
+        }
+    }
 }
 
 /// The plain chain lattice: extended state = tag.
@@ -1053,6 +1188,42 @@ impl Structure for Chain {
             }
             _ => self.score(w, data, i, y),
         }
+    }
+
+    /// The warm-start labels of a search scored from the shared emission scores: the instance,
+    /// `w` and the gold label validated once, each label once (length and states), then its path
+    /// score and terms in O(T) — the values of [`Structure::score_shared`] and
+    /// [`Structure::terms`].
+    fn evaluate_shared(
+        &self,
+        w: &[f64],
+        data: &ChainData,
+        i: usize,
+        y_true: &Vec<usize>,
+        labels: &[Vec<usize>],
+        shared: Option<&[f64]>,
+    ) -> Result<Vec<(f64, Terms)>> {
+        let emit = match shared {
+            Some(e) if e.len() == data.len_of(i) * self.n_states => e,
+            _ => {
+                let gold = self.score_shared(w, data, i, y_true, shared)?;
+                return labels
+                    .iter()
+                    .map(|y| Ok((self.score_shared(w, data, i, y, shared)? - gold, self.terms(y, y_true)?)))
+                    .collect();
+            }
+        };
+        self.check_label(data, i, y_true)?;
+        self.check_w(w)?;
+        let raw = self.raw(w, emit);
+        let gold = path_score_raw(&raw, y_true);
+        labels
+            .iter()
+            .map(|y| {
+                self.check_label_len(data, i, y, "label")?;
+                Ok((path_score_raw(&raw, y) - gold, terms_of(&self.tags, self.loss, y, y_true)))
+            })
+            .collect()
     }
 
     /// The emission scores of sequence `i` (validated finite): what every query of one inference

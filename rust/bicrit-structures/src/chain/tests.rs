@@ -450,6 +450,13 @@ fn dense_viterbi_equals_the_generic_one_ties_included() {
         let mut generic = Vec::new();
         viterbi(&Plain(&tab), &mut generic).unwrap();
         assert_eq!(viterbi_dense(&tab).unwrap(), generic, "case {case}");
+        // lexicographic queries (λ = 0 or ∞): pairs, ties in both components
+        let sec = Objective { margin: 0.0, terms: Terms { loss: 1.0, ..Terms::default() } };
+        let gold: Vec<usize> = (0..t).map(|_| (next() % s as u64) as usize).collect();
+        let lex = fold_tables::<Lex>(&raw, &tags, ChainLoss::Hamming, Some(&gold), &obj, Some(&sec));
+        let mut generic = Vec::new();
+        viterbi(&Plain(&lex), &mut generic).unwrap();
+        assert_eq!(viterbi_dense_lex(&lex).unwrap(), generic, "case {case} (lexicographic)");
     }
 }
 

@@ -53,7 +53,7 @@ impl LinForm {
 /// The raw scores of one instance: θ_k = w_k·x (unary block of label k) and the four weights of
 /// each edge, indexed by the state `2·y_i + y_j`.
 pub(crate) struct Scores<'a> {
-    pub theta: Vec<f64>,
+    pub theta: std::borrow::Cow<'a, [f64]>,
     pub pair: &'a [f64],
     pub edges: &'a [(usize, usize)],
 }
@@ -156,6 +156,40 @@ impl Forms {
         f
     }
 
+    /// The node and edge coefficients of [`Forms::objective`] without building the three forms:
+    /// `score` is [`Scores::score_form`] (the same for every query of an inference), and the
+    /// values are the same floating-point operations in the same order (the loss form's node
+    /// coefficients are ∓1, the size form's 1, their edge coefficients 0), so the tree DP breaks
+    /// ties as it did. The constant is left at 0 (the argmax does not read it).
+    pub fn objective_of(score: (&[f64], &[f64]), gold: &[u8], o: &Objective) -> LinForm {
+        let (node, edge) = score;
+        let mut f = LinForm::zeros(node.len(), edge.len());
+        let (cm, cl, cs) = (o.margin, o.terms.loss + o.terms.hamming, o.terms.size);
+        for (k, v) in f.node.iter_mut().enumerate() {
+            if cm != 0.0 {
+                *v += cm * node[k];
+            }
+            if cl != 0.0 {
+                *v += cl * if gold[k] == 1 { -1.0 } else { 1.0 };
+            }
+            if cs != 0.0 {
+                *v += cs * 1.0;
+            }
+        }
+        for (e, v) in f.edge.iter_mut().enumerate() {
+            if cm != 0.0 {
+                *v += cm * edge[e];
+            }
+            if cl != 0.0 {
+                *v += cl * 0.0;
+            }
+            if cs != 0.0 {
+                *v += cs * 0.0;
+            }
+        }
+        f
+    }
+
     /// The margin m = score − score(y_true) as a form.
     pub fn margin(&self) -> LinForm {
         let mut f = self.score.clone();
@@ -198,13 +232,46 @@ mod tests {
     fn score_form_matches_direct_score() {
         let edges = [(0, 1), (1, 2), (0, 2)];
         let pair = [0.5, -1.0, 2.0, 0.25, 1.0, 0.0, -3.0, 0.5, 0.0, 1.5, -0.5, 2.0];
-        let s = Scores { theta: vec![1.0, -2.0, 0.5], pair: &pair, edges: &edges };
+        let s = Scores { theta: vec![1.0, -2.0, 0.5].into(), pair: &pair, edges: &edges };
         let f = s.score_form();
         for mask in 0..8usize {
             let bit = |k: usize| (mask >> k) & 1;
             let mu: Vec<f64> = (0..3).map(|k| bit(k) as f64).collect();
             let z: Vec<f64> = edges.iter().map(|&(i, j)| (bit(i) * bit(j)) as f64).collect();
             assert!((f.eval(&mu, &z) - s.score_bits(bit)).abs() < 1e-12);
+        }
+    }
+
+    #[test]
+    fn objective_of_is_the_objective_bit_for_bit() {
+        // the tree oracle's node and edge coefficients equal Forms::objective's exactly (same
+        // operations, same order), for every mix of zero and non-zero coefficients
+        let edges = [(0, 1), (1, 2), (0, 3)];
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut unit = || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((seed >> 11) as f64 / (1u64 << 53) as f64) * 4.0 - 2.0
+        };
+        for case in 0..500 {
+            let pair: Vec<f64> = (0..4 * edges.len()).map(|_| unit()).collect();
+            let theta: Vec<f64> = (0..4).map(|_| unit()).collect();
+            let s = Scores { theta: theta.into(), pair: &pair, edges: &edges };
+            let gold: Vec<u8> = (0..4).map(|_| u8::from(unit() > 0.0)).collect();
+            let pick = |v: f64, z: bool| if z { 0.0 } else { v };
+            let o = Objective {
+                margin: pick(unit(), case % 2 == 0),
+                terms: bicrit_core::Terms {
+                    loss: pick(unit(), case % 3 == 0),
+                    hamming: pick(unit(), case % 5 == 0),
+                    size: pick(unit(), case % 7 == 0),
+                },
+            };
+            let forms = Forms::new(&s, &gold);
+            let want = forms.objective(&o);
+            let got = Forms::objective_of((&forms.score.node, &forms.score.edge), &gold, &o);
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&got.node), bits(&want.node), "case {case}");
+            assert_eq!(bits(&got.edge), bits(&want.edge), "case {case}");
         }
     }
 

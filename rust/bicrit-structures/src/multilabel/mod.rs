@@ -298,13 +298,29 @@ impl Multilabel {
     /// The unary scores θ_k = w_k·x_i: the inference's shared ones when given
     /// ([`Structure::shared_scores`], the same values), else computed (K·nnz(x_i) work: on
     /// corel5k 374 × 499, against the tree DP's O(K)).
-    fn theta(&self, w: &[f64], data: &CsrMatrix, i: usize, shared: Option<&[f64]>) -> Vec<f64> {
+    fn theta<'a>(
+        &self,
+        w: &[f64],
+        data: &CsrMatrix,
+        i: usize,
+        shared: Option<&'a [f64]>,
+    ) -> std::borrow::Cow<'a, [f64]> {
         match shared {
-            Some(t) if t.len() == self.n_labels => t.to_vec(),
+            Some(t) if t.len() == self.shared_len() => t[..self.n_labels].into(),
             _ => {
                 let x = data.view();
-                (0..self.n_labels).map(|k| x.row_dot(i, w, k * self.n_features)).collect()
+                (0..self.n_labels).map(|k| x.row_dot(i, w, k * self.n_features)).collect::<Vec<f64>>().into()
             }
+        }
+    }
+
+    /// Length of the [`Structure::shared_scores`]: θ (K), and with tree inference the node
+    /// (K) and edge (E) coefficients of the score form ([`Scores::score_form`]), which every
+    /// tree-DP query of an inference starts from.
+    fn shared_len(&self) -> usize {
+        match self.inference {
+            Inference::Tree => 2 * self.n_labels + self.edges.len(),
+            _ => self.n_labels,
         }
     }
 
@@ -313,9 +329,13 @@ impl Multilabel {
         w: &'a [f64],
         data: &CsrMatrix,
         i: usize,
-        shared: Option<&[f64]>,
+        shared: Option<&'a [f64]>,
     ) -> Scores<'a> {
         let theta = self.theta(w, data, i, shared);
+        self.scores_from(w, theta)
+    }
+
+    fn scores_from<'a>(&'a self, w: &'a [f64], theta: std::borrow::Cow<'a, [f64]>) -> Scores<'a> {
         let off = self.n_labels * self.n_features;
         Scores { theta, pair: &w[off..off + 4 * self.edges.len()], edges: &self.edges }
     }
@@ -464,7 +484,51 @@ impl Structure for Multilabel {
     fn shared_scores(&self, w: &[f64], data: &CsrMatrix, i: usize) -> Result<Option<Vec<f64>>> {
         self.check_data(data)?;
         self.check_weights(w)?;
-        Ok(Some(self.theta(w, data, i, None)))
+        let theta = self.theta(w, data, i, None);
+        let mut shared = theta.to_vec();
+        if self.inference == Inference::Tree {
+            let f = self.scores_from(w, theta).score_form();
+            shared.extend_from_slice(&f.node);
+            shared.extend_from_slice(&f.edge);
+        }
+        Ok(Some(shared))
+    }
+
+    /// The warm-start labels scored from one set of shared scores, the instance, `w` and the
+    /// gold label checked once: the values of [`Structure::score_shared`] and
+    /// [`Structure::terms`].
+    fn evaluate_shared(
+        &self,
+        w: &[f64],
+        data: &CsrMatrix,
+        i: usize,
+        y_true: &MlLabel,
+        labels: &[MlLabel],
+        shared: Option<&[f64]>,
+    ) -> Result<Vec<(f64, Terms)>> {
+        if shared.is_none_or(|t| t.len() != self.shared_len()) {
+            let gold = self.score(w, data, i, y_true)?;
+            return labels
+                .iter()
+                .map(|y| Ok((self.score(w, data, i, y)? - gold, self.terms(y, y_true)?)))
+                .collect();
+        }
+        self.check_data(data)?;
+        self.check_weights(w)?;
+        self.validate_label(y_true)?;
+        let s = self.scores_shared(w, data, i, shared);
+        let score = |y: &MlLabel| match y {
+            MlLabel::Integral(b) => s.score_bits(|k| b[k] as usize),
+            MlLabel::Relaxed { nodes, edges } => s.score_marginals(nodes, edges),
+        };
+        let gold = score(y_true);
+        labels
+            .iter()
+            .map(|y| {
+                self.validate_label(y)?;
+                Ok((score(y) - gold, self.terms(y, y_true)?))
+            })
+            .collect()
     }
 
     /// w·φ(x_i, y) from the shared θ: O(K + edges) per warm-start label instead of building
@@ -478,7 +542,7 @@ impl Structure for Multilabel {
         shared: Option<&[f64]>,
     ) -> Result<f64> {
         match shared {
-            Some(t) if t.len() == self.n_labels => {
+            Some(t) if t.len() == self.shared_len() => {
                 self.check_data(data)?;
                 self.check_weights(w)?;
                 self.validate_label(y)?;
@@ -547,9 +611,18 @@ impl Structure for Multilabel {
                          (no ban list, k-best or cone); use inference='exact' for K ≤ 16",
                     ));
                 }
-                let forms = Forms::new(&s, gold);
-                let sec = q.secondary.as_ref().map(|o| forms.objective(o));
-                let y = self.tree_argmax(&forms.objective(&q.primary), sec.as_ref())?;
+                // the score form from the shared scores (computed once per inference), else here
+                let (k, ne) = (self.n_labels, self.edges.len());
+                let own;
+                let form = match shared {
+                    Some(t) if t.len() == self.shared_len() => (&t[k..2 * k], &t[2 * k..2 * k + ne]),
+                    _ => {
+                        own = s.score_form();
+                        (&own.node[..], &own.edge[..])
+                    }
+                };
+                let sec = q.secondary.as_ref().map(|o| Forms::objective_of(form, gold, o));
+                let y = self.tree_argmax(&Forms::objective_of(form, gold, &q.primary), sec.as_ref())?;
                 Ok(vec![self.scored(&s, gold, gold_score, MlLabel::Integral(y))])
             }
             Inference::Relaxed(solver) => {

@@ -430,7 +430,8 @@ fn shared_unary_scores_change_no_answer() {
         let x = CsrMatrix::from_dense(&[(0..d).map(|_| 4.0 * rng.unit() - 2.0).collect()], d).unwrap();
         let gold = MlLabel::Integral((0..k).map(|_| rng.below(2) as u8).collect());
         let shared = s.shared_scores(&w, &x, 0).unwrap().unwrap();
-        assert_eq!(shared.len(), k);
+        let n_edges = s.edges().len();
+        assert_eq!(shared.len(), if inference == Inference::Tree { 2 * k + n_edges } else { k });
         let (primary, secondary) = random_query(&mut rng);
         let q = TermQuery { primary, secondary, ban: &[], k: 1, cone: None };
         let own = s.oracle(&w, &x, 0, &gold, &q).unwrap();

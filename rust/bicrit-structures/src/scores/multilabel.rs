@@ -100,7 +100,7 @@ impl ScoreMultilabel {
         let pair = &w[p0..p0 + 4 * self.edges.len()];
         check_finite_named(&format!("unary scores of example {i}"), theta)?;
         check_finite_named(&format!("pairwise scores of example {i}"), pair)?;
-        Ok(Scores { theta: theta.to_vec(), pair, edges: &self.edges })
+        Ok(Scores { theta: theta.into(), pair, edges: &self.edges })
     }
 
     fn validate(&self, y: &MlLabel) -> Result<()> {
