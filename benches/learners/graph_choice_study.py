@@ -25,7 +25,9 @@ Variants (each with ``C="auto"``, ``random_state=0``, everything else the defaul
     python benches/learners/graph_choice_study.py --sets emotions,birds --seeds 1
     python benches/learners/graph_choice_study.py --table
 
-Rows: ``benches/learners/results/graph_choice_study.jsonl``.
+Rows: ``benches/learners/results/graph_choice_study.jsonl`` (round 4: seed 1 there, seed 2 in
+``graph_choice_study_seed2.jsonl``, the ``ovr-hinge`` rows in ``graph_choice_study_hinge.jsonl``;
+concatenate them for ``--table``).
 """
 
 from __future__ import annotations
