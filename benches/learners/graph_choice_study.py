@@ -25,7 +25,9 @@ Variants (each with ``C="auto"``, ``random_state=0``, everything else the defaul
     python benches/learners/graph_choice_study.py --sets emotions,birds --seeds 1
     python benches/learners/graph_choice_study.py --table
 
-Rows: ``benches/learners/results/graph_choice_study.jsonl``.
+Rows: ``benches/learners/results/graph_choice_study.jsonl`` (round 4: seed 1 there, seed 2 in
+``graph_choice_study_seed2.jsonl``, the ``ovr-hinge`` rows in ``graph_choice_study_hinge.jsonl``;
+concatenate them for ``--table``).
 """
 
 from __future__ import annotations
@@ -131,7 +133,22 @@ def _with_choice(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    """Mean over seeds per (data, surrogate, variant): evaluation micro-F1 / Acc (C, CPU)."""
+    """Mean over seeds per (data, surrogate, variant): evaluation micro-F1 / Acc (the C of
+    each seed); only (data, surrogate, seed) where every fitted variant ran. Summary rows: the
+    mean difference to OvR (and how many (data, surrogate) meet it in both), and the mean
+    difference to ``graph`` per fit (how many fits have a higher / lower accuracy)."""
+    fitted = VARIANTS[:-1]
+    have: dict[tuple[str, str, int], set[str]] = {}
+    for r in rows:
+        have.setdefault((r["data"], r["surrogate"], r["seed"]), set()).add(r["variant"])
+    complete = {k for k, v in have.items() if set(fitted) <= v}  # every fitted variant ran
+    seeds = {(d, s) for d, _, s in complete}
+    rows = [
+        r
+        for r in rows
+        if (r["data"], r["surrogate"], r["seed"]) in complete
+        or (r["variant"].startswith("ovr") and (r["data"], r["seed"]) in seeds)
+    ]
     rows = _with_choice(rows)
     names = [*VARIANTS[:-1], "choose", "choose-any", "ovr", "ovr-hinge"]
     groups: dict[tuple[str, str], dict[str, list[dict[str, Any]]]] = {}
@@ -152,7 +169,7 @@ def table(rows: list[dict[str, Any]]) -> str:
             },
         }
         cells = []
-        complete = all(g.get(x) for x in names if x != "ovr-hinge")
+        full = all(g.get(x) for x in names if x != "ovr-hinge")
         for x in names:
             rs = g.get(x, [])
             if not rs:
@@ -163,7 +180,7 @@ def table(rows: list[dict[str, Any]]) -> str:
             cs = "/".join(f"{r['C']:g}" for r in rs)
             extra = " [" + "/".join(r["picked"][0] for r in rs) + "]" if x == "choose" else ""
             cells.append(f"{f1:.4f} / {acc:.4f} (C {cs}){extra}")
-            if complete:
+            if full:
                 o = g["ovr"]
                 of1 = float(np.mean([r["micro_f1"] for r in o]))
                 oacc = float(np.mean([r["jaccard_acc"] for r in o]))
@@ -171,6 +188,25 @@ def table(rows: list[dict[str, Any]]) -> str:
                 meets[x] += int(f1 >= of1 and acc >= oacc)
         out.append(f"| {data} | {sur} | " + " | ".join(cells) + " |")
     del ovr
+    base = {(r["data"], r["surrogate"], r["seed"]): r for r in rows if r["variant"] == "graph"}
+    paired: dict[str, list[tuple[float, float]]] = {x: [] for x in names}
+    for r in rows:
+        b = base.get((r["data"], r["surrogate"], r["seed"]))
+        if b is not None:
+            paired[r["variant"]].append(
+                (r["micro_f1"] - b["micro_f1"], r["jaccard_acc"] - b["jaccard_acc"])
+            )
+    out.append(
+        "| mean − graph, per fit (Acc higher / lower) | | "
+        + " | ".join(
+            f"{np.mean([d[0] for d in paired[x]]):+.4f} / {np.mean([d[1] for d in paired[x]]):+.4f}"
+            f" ({sum(d[1] > 0 for d in paired[x])} / {sum(d[1] < 0 for d in paired[x])})"
+            if paired[x]
+            else "–"
+            for x in names
+        )
+        + " |"
+    )
     out.append(
         "| mean − OvR (pairs ≥ OvR in both) | | "
         + " | ".join(
