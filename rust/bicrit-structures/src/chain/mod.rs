@@ -747,12 +747,18 @@ fn viterbi_dense_lex(tab: &Tables<Lex>) -> Option<Vec<usize>> {
     if !best.feasible() {
         return None;
     }
+    Some(backtrack(back.as_slice(), s, t_len, last))
+}
+
+/// The best path of a Viterbi pass, read back from its back-pointers (`back[t·S + x]`: the best
+/// state at t − 1 before state x at t) from the last state `last`.
+fn backtrack(back: &[u32], s: usize, t_len: usize, last: usize) -> Vec<usize> {
     let mut path = vec![0usize; t_len];
     path[t_len - 1] = last;
     for t in (1..t_len).rev() {
         path[t - 1] = back[t * s + path[t]] as usize;
     }
-    Some(path)
+    path
 }
 
 /// The per-query buffers of the one-answer path of [`oracle_raw`]: the folded tables and the
@@ -832,12 +838,7 @@ fn viterbi_dense_in(tab: &Tables<f64>, buf: &mut DpBuffers) -> Option<Vec<usize>
     if best == f64::NEG_INFINITY {
         return None;
     }
-    let mut path = vec![0usize; t_len];
-    path[t_len - 1] = last;
-    for t in (1..t_len).rev() {
-        path[t - 1] = back[t * s + path[t]] as usize;
-    }
-    Some(path)
+    Some(backtrack(back.as_slice(), s, t_len, last))
 }
 
 fn run<L: Lattice>(lat: &L, k: usize, state: impl Fn(usize) -> usize) -> Vec<Vec<usize>> {
