@@ -255,6 +255,41 @@ def test_ctrl_c_before_the_first_epoch_is_one_line_130(capsys, monkeypatch, tmp_
     assert err == "bicrit train: interrupted before the first epoch finished: nothing to report\n"
 
 
+def test_ctrl_c_landing_in_a_weakref_callback_still_stops_the_command(
+    capsys, monkeypatch, tmp_path
+) -> None:
+    """A Ctrl-C whose ``KeyboardInterrupt`` is raised inside a weakref callback (as when the
+    signal lands in the import system's module-lock callback during a fit's first lazy import)
+    cannot propagate: Python reports it as "Exception ignored". The command delivers it again,
+    so it still stops, with the usual one line and 130, instead of running on."""
+    import time
+    import weakref
+
+    from bicrit import MultiLabelSVM
+
+    monkeypatch.setenv("BICRIT_DATA", str(tmp_path / "none"))
+
+    class Referent:
+        pass
+
+    def fit(self, X, Y=None, **kw):
+        def callback(ref: object) -> None:
+            raise KeyboardInterrupt  # what Python's SIGINT handler raises wherever it runs
+
+        referent = Referent()
+        ref = weakref.ref(referent, callback)
+        del referent  # the callback runs here; its exception cannot propagate
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:  # the work the Ctrl-C should stop
+            pass
+        raise AssertionError(f"the Ctrl-C was lost ({ref})")
+
+    monkeypatch.setattr(MultiLabelSVM, "fit", fit)
+    assert main(["train"]) == 130
+    err = capsys.readouterr().err
+    assert err == "bicrit train: interrupted before the first epoch finished: nothing to report\n"
+
+
 @pytest.mark.parametrize("threads", [[], ["--n-jobs", "2"]])
 def test_real_ctrl_c_stops_the_whole_default_train(tmp_path, threads: list[str]) -> None:
     """SIGINT sent to a running ``bicrit train`` (a real process, a real signal): exit 130, the

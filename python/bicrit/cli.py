@@ -646,6 +646,37 @@ def _warnings_as_lines(command: str) -> Iterator[None]:
         warnings.showwarning = previous
 
 
+@contextmanager
+def _ctrl_c_never_lost() -> Iterator[None]:
+    """Ctrl-C that lands in a weakref callback or a ``__del__`` (the import system's module
+    locks have one: a fit's first lazy imports) cannot raise there: Python prints "Exception
+    ignored" and the command would run on. During a command such a ``KeyboardInterrupt`` is
+    delivered again to the main thread, where it stops the command as any Ctrl-C does. From
+    a timer thread, a moment later: the main thread handles a signal at its next bytecode,
+    which would still be inside this hook."""
+    import _thread
+    import threading
+
+    previous = sys.unraisablehook
+
+    def hook(unraisable: Any) -> None:
+        if not isinstance(unraisable.exc_value, KeyboardInterrupt):
+            previous(unraisable)
+            return
+        while True:
+            try:
+                threading.Timer(0.05, _thread.interrupt_main).start()
+                return
+            except KeyboardInterrupt:  # an earlier delivery landed in this hook: one more
+                continue
+
+    sys.unraisablehook = hook
+    try:
+        yield
+    finally:
+        sys.unraisablehook = previous
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script: 0 on success, 2 on an error (one line on stderr),
     130 after Ctrl-C."""
@@ -653,7 +684,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     parser = build_parser()
     args = parser.parse_args(argv)
-    with _warnings_as_lines(args.command):
+    with _warnings_as_lines(args.command), _ctrl_c_never_lost():
         try:
             return int(args.func(args))
         except Interrupted as exc:
