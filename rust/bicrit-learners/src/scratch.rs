@@ -5,9 +5,11 @@
 //! [`Scratch`] adds them into a dense buffer of the joint-feature size, remembering which entries
 //! were touched, and hands back the sum as a [`SparseVec`] with unique indices in first-touch
 //! order — O(entries) work, no sorting. One buffer per thread is allocated once and reused
-//! ([`with_scratch`]); nothing D-sized is allocated per instance.
+//! ([`with_scratch`]); nothing D-sized is allocated per instance. The vectors handed back reuse
+//! the buffers of spent ones ([`recycle`]).
 
 use std::cell::RefCell;
+use std::sync::Mutex;
 
 use bicrit_core::SparseVec;
 
@@ -51,10 +53,7 @@ impl Scratch {
 
     /// The sum so far (unique indices, first-touch order, exact zeros dropped); resets the buffer.
     pub fn take(&mut self) -> SparseVec {
-        let mut out = SparseVec {
-            indices: Vec::with_capacity(self.touched.len()),
-            values: Vec::with_capacity(self.touched.len()),
-        };
+        let mut out = pooled(self.touched.len());
         for &i in &self.touched {
             let v = self.acc[i];
             if v != 0.0 {
@@ -91,6 +90,42 @@ impl Scratch {
 
 thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+/// Spent vectors whose buffers [`Scratch::take`] fills again. A feature difference on the Gene
+/// Ontology DAGs holds up to M·d entries (megabytes); allocating and freeing one per SGD step
+/// made the allocator hand its pages back to the kernel and fault them in again at every step, a
+/// quarter of an NHSVM epoch (benches/hierarchy/RESULTS.md). Shared by the threads: a block's
+/// inferences run on the workers, its steps (which recycle) on the caller.
+static POOL: Mutex<Vec<SparseVec>> = Mutex::new(Vec::new());
+
+/// At most this many spent vectors, holding at most [`POOL_MAX_ENTRIES`] entries in all, wait in
+/// the pool (what a block of SGD steps had alive at once, at most).
+const POOL_MAX_VECTORS: usize = 64;
+const POOL_MAX_ENTRIES: usize = 1 << 24;
+
+/// Returns a spent vector's buffers to the pool [`Scratch::take`] draws from (its contents are
+/// dropped). Optional: a vector not recycled is simply freed.
+pub fn recycle(mut v: SparseVec) {
+    if v.indices.capacity() == 0 {
+        return;
+    }
+    v.indices.clear();
+    v.values.clear();
+    if let Ok(mut pool) = POOL.lock() {
+        let held: usize = pool.iter().map(|p| p.indices.capacity()).sum();
+        if pool.len() < POOL_MAX_VECTORS && held + v.indices.capacity() <= POOL_MAX_ENTRIES {
+            pool.push(v);
+        }
+    }
+}
+
+/// An empty vector with room for `n` entries, from the pool when it has one.
+fn pooled(n: usize) -> SparseVec {
+    let mut v = POOL.lock().ok().and_then(|mut pool| pool.pop()).unwrap_or_default();
+    v.indices.reserve(n);
+    v.values.reserve(n);
+    v
 }
 
 /// Runs `f` with this thread's accumulator, grown to at least `dim` entries and empty. A nested
@@ -160,6 +195,32 @@ mod tests {
         s.load(&a);
         assert_eq!(s.dot(&b), 4.0);
         assert_eq!(norm_sq(&v), 17.0);
+    }
+
+    #[test]
+    fn recycled_buffers_give_the_same_vectors() {
+        let mut a = SparseVec::new();
+        a.push(2, 1.5);
+        a.push(7, -2.0);
+        a.push(2, -1.5);
+        let fresh = with_scratch(8, |s| {
+            s.add_sparse(&a, 1.0);
+            s.take()
+        });
+        // a spent vector with stale contents and a larger capacity must not leak into the next
+        let mut spent = SparseVec::new();
+        for k in 0..100 {
+            spent.push(k, 9.0);
+        }
+        recycle(spent);
+        recycle(SparseVec::new()); // no buffer: ignored
+        let again = with_scratch(8, |s| {
+            s.add_sparse(&a, 1.0);
+            s.take()
+        });
+        assert_eq!(fresh, again);
+        assert_eq!(again.indices, vec![7]);
+        assert_eq!(again.values, vec![-2.0]);
     }
 
     #[test]

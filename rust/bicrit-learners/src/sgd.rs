@@ -267,6 +267,9 @@ impl<L: Clone + PartialEq + Send + Sync> Sgd<L> {
                     self.renormalise();
                 }
             }
+            for vio in found {
+                crate::scratch::recycle(vio.dphi);
+            }
         }
         self.epochs += 1;
         self.radius_sq = Some(radius_sq);

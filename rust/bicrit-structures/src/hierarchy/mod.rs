@@ -389,6 +389,7 @@ impl HierarchyStructure {
     /// φ(x_i, y) − φ(x_i, y_true) ([`Structure::add_feature_difference`]): +s_n·x_i for
     /// n ∈ y ∖ y_true (in y's order), then −s_n·x_i for n ∈ y_true ∖ y, exact zeros dropped —
     /// the order and values of accumulating φ(x_i, y) − φ(x_i, y_true) entry by entry.
+    #[cfg(test)]
     fn feature_difference(
         &self,
         data: &CsrMatrix,
@@ -396,6 +397,21 @@ impl HierarchyStructure {
         y: &HierLabel,
         y_true: &HierLabel,
     ) -> Result<SparseVec> {
+        let mut v = SparseVec::new();
+        self.each_feature_difference(data, i, y, y_true, |k, value| v.push(k, value))?;
+        Ok(v)
+    }
+
+    /// The entries of [`Self::feature_difference`], in its order, handed to `emit` one by one
+    /// (no vector is built: on the Gene Ontology DAGs a difference holds up to M·d entries).
+    fn each_feature_difference(
+        &self,
+        data: &CsrMatrix,
+        i: usize,
+        y: &HierLabel,
+        y_true: &HierLabel,
+        mut emit: impl FnMut(usize, f64),
+    ) -> Result<()> {
         self.check_width(data)?;
         self.check(y)?;
         self.check(y_true)?;
@@ -415,10 +431,9 @@ impl HierarchyStructure {
             }
         }
         let (idx, val) = data.view().row(i);
-        let mut v = SparseVec::new();
         let mut push = |k: usize, value: f64| {
             if value != 0.0 {
-                v.push(k, value);
+                emit(k, value);
             }
         };
         match self.layout {
@@ -446,7 +461,7 @@ impl HierarchyStructure {
                 }
             }
         }
-        Ok(v)
+        Ok(())
     }
 }
 
@@ -556,8 +571,7 @@ impl Structure for HierarchyStructure {
         if *t != 1.0 {
             return Ok(false);
         }
-        let d = self.feature_difference(data, i, y, y_true)?;
-        d.indices.iter().zip(&d.values).for_each(|(&j, &v)| add(j, v));
+        self.each_feature_difference(data, i, y, y_true, add)?;
         Ok(true)
     }
 
