@@ -8,7 +8,8 @@
 * :func:`read_arff` — the ARFF reader beneath MULAN and Clus HMC;
 * :class:`SequenceFeaturizer` — deterministic hashed token features;
 * :func:`synthetic_hierarchy` / :func:`synthetic_lshtc` — the thesis's synthetic hierarchical sets
-  and an LSHTC-sized sparse generator.
+  and an LSHTC-sized sparse generator; :func:`synthetic_lshtc_parts` generates the latter partition
+  by partition on Dask workers (:func:`bicrit.dask.fit`).
 
 Malformed files raise :class:`bicrit.errors.DataFormatError` naming the file and the line.
 """
@@ -49,6 +50,8 @@ from bicrit.datasets.synthetic import (
     SyntheticHierarchyDataset,
     synthetic_hierarchy,
     synthetic_lshtc,
+    synthetic_lshtc_part,
+    synthetic_lshtc_parts,
 )
 from bicrit.datasets.treebank import TreebankDataset
 
@@ -84,6 +87,8 @@ __all__ = [
     "spec",
     "synthetic_hierarchy",
     "synthetic_lshtc",
+    "synthetic_lshtc_part",
+    "synthetic_lshtc_parts",
     "to_iob1",
     "to_iob2",
     "word_shape",

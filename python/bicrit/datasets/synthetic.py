@@ -48,8 +48,11 @@ __all__ = [
     "REPRO_SEEDS",
     "SYNTHETIC_SIZES",
     "SyntheticHierarchyDataset",
+    "part_rows",
     "synthetic_hierarchy",
     "synthetic_lshtc",
+    "synthetic_lshtc_part",
+    "synthetic_lshtc_parts",
 ]
 
 SYNTHETIC_SIZES: dict[str, dict[str, int]] = {
@@ -247,26 +250,31 @@ def _random_tree(n_nodes: int, max_depth: int, rng: np.random.Generator) -> Hier
     return Hierarchy(names, parents, root=0)
 
 
-def synthetic_lshtc(
-    *,
-    n_nodes: int = 10_000,
-    n: int = 100_000,
-    d: int = 100_000,
-    words_per_doc: float = 60.0,
-    topic_words: int = 25,
-    background: float = 0.5,
-    max_depth: int = 6,
-    seed: int = 0,
-) -> SyntheticHierarchyDataset:
-    """An LSHTC-like single-label problem for the scale benchmark (see the module docstring).
+@dataclass(frozen=True)
+class _LshtcShared:
+    """What every row of one :func:`synthetic_lshtc` set shares: the hierarchy, each document's
+    leaf (drawn for all ``n`` at once: the topic words are drawn after them from the same
+    stream), the nodes' topic words and the paths as a padded table."""
 
-    Each document draws Poisson(``words_per_doc``) word tokens: with probability
-    ``background`` from a log-uniform vocabulary over all ``d`` features, otherwise from the
-    ``topic_words`` words of a node drawn uniformly from its label's path (root excluded).
-    Features are ``log(1 + count)``, rows L2-normalized, stored as a float32 CSR array with
-    int32 indices; instances are built in blocks of :data:`LSHTC_BLOCK` rows, each from its own
-    seeded stream, so no array larger than a block's tokens exists besides the output.
-    """
+    hierarchy: Hierarchy
+    leaf: np.ndarray
+    topics: np.ndarray
+    paths: list[np.ndarray]
+    table: np.ndarray
+    plen: np.ndarray
+    params: dict[str, Any]
+
+
+def _lshtc_shared(
+    n_nodes: int,
+    n: int,
+    d: int,
+    words_per_doc: float,
+    topic_words: int,
+    background: float,
+    max_depth: int,
+    seed: int,
+) -> _LshtcShared:
     n_nodes = _check_int("n_nodes", n_nodes, 2)
     n = _check_int("n", n, 1)
     d = _check_int("d", d, 2)
@@ -295,48 +303,6 @@ def synthetic_lshtc(
     for v, p in enumerate(paths):
         table[v, : len(p)] = p
         plen[v] = len(p)
-    indptr = np.zeros(n + 1, dtype=np.int64)
-    idx_parts: list[np.ndarray] = []
-    val_parts: list[np.ndarray] = []
-    log_d = np.log(d)
-    for start in range(0, n, LSHTC_BLOCK):
-        stop = min(n, start + LSHTC_BLOCK)
-        rows = stop - start
-        doc_rng = np.random.default_rng([seed, 4, start // LSHTC_BLOCK])
-        counts = np.maximum(doc_rng.poisson(words_per_doc, size=rows), 1)
-        row_of = np.repeat(np.arange(rows, dtype=np.int64), counts)
-        t = len(row_of)
-        words = np.empty(t, dtype=np.int64)
-        bg = doc_rng.random(t) < background
-        nb = int(bg.sum())
-        words[bg] = np.minimum(np.exp(doc_rng.random(nb) * log_d).astype(np.int64) - 1, d - 1)
-        lf = leaf[start:stop][row_of[~bg]]
-        pick = (doc_rng.random(t - nb) * plen[lf]).astype(np.int64)
-        node = table[lf, pick]
-        words[~bg] = topics[node, doc_rng.integers(0, topic_words, size=t - nb)]
-        del bg, lf, pick, node
-        key = row_of * d + words
-        del row_of, words
-        key, cnt = np.unique(key, return_counts=True)
-        r = key // d
-        col = (key - r * d).astype(np.int32)
-        del key
-        val = np.log1p(cnt).astype(np.float32)
-        del cnt
-        sq = np.bincount(r, weights=val.astype(np.float64) ** 2, minlength=rows)
-        val /= np.sqrt(sq[r]).astype(np.float32)
-        indptr[start + 1 : stop + 1] = indptr[start] + np.cumsum(np.bincount(r, minlength=rows))
-        idx_parts.append(col)
-        val_parts.append(val)
-        del r, sq
-    indices = np.concatenate(idx_parts)
-    del idx_parts
-    data = np.concatenate(val_parts)
-    del val_parts
-    if indptr[-1] <= np.iinfo(np.int32).max:  # int32 indices (scipy keeps one index dtype)
-        indptr = indptr.astype(np.int32)
-    X = sp.csr_array((data, indices, indptr), shape=(n, d))
-    Y = [paths[v] for v in leaf.tolist()]
     params = {
         "kind": "lshtc",
         "n_nodes": h.n_nodes,
@@ -349,11 +315,156 @@ def synthetic_lshtc(
         "seed": seed,
         "topics": topics,
     }
+    return _LshtcShared(h, leaf, topics, paths, table, plen, params)
+
+
+def _lshtc_block(shared: _LshtcShared, block: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows ``block·B … (block+1)·B`` (B = :data:`LSHTC_BLOCK`) as (row lengths, column
+    indices, values), from the block's own seeded stream."""
+    p = shared.params
+    n, d, seed = p["n"], p["d"], p["seed"]
+    start = block * LSHTC_BLOCK
+    stop = min(n, start + LSHTC_BLOCK)
+    rows = stop - start
+    doc_rng = np.random.default_rng([seed, 4, block])
+    counts = np.maximum(doc_rng.poisson(p["words_per_doc"], size=rows), 1)
+    row_of = np.repeat(np.arange(rows, dtype=np.int64), counts)
+    t = len(row_of)
+    words = np.empty(t, dtype=np.int64)
+    bg = doc_rng.random(t) < p["background"]
+    nb = int(bg.sum())
+    words[bg] = np.minimum(np.exp(doc_rng.random(nb) * np.log(d)).astype(np.int64) - 1, d - 1)
+    lf = shared.leaf[start:stop][row_of[~bg]]
+    pick = (doc_rng.random(t - nb) * shared.plen[lf]).astype(np.int64)
+    node = shared.table[lf, pick]
+    words[~bg] = shared.topics[node, doc_rng.integers(0, p["topic_words"], size=t - nb)]
+    del bg, lf, pick, node
+    key = row_of * d + words
+    del row_of, words
+    key, cnt = np.unique(key, return_counts=True)
+    r = key // d
+    col = (key - r * d).astype(np.int32)
+    del key
+    val = np.log1p(cnt).astype(np.float32)
+    del cnt
+    sq = np.bincount(r, weights=val.astype(np.float64) ** 2, minlength=rows)
+    val /= np.sqrt(sq[r]).astype(np.float32)
+    return np.bincount(r, minlength=rows), col, val
+
+
+def _lshtc_rows(shared: _LshtcShared, start: int, stop: int) -> sp.csr_array:
+    """Rows ``start … stop`` of the set as a float32 CSR array: the blocks that hold them are
+    generated (each from its own stream) and cut to the range."""
+    n_rows = stop - start
+    indptr = np.zeros(n_rows + 1, dtype=np.int64)
+    idx_parts: list[np.ndarray] = []
+    val_parts: list[np.ndarray] = []
+    for block in range(start // LSHTC_BLOCK, -(-stop // LSHTC_BLOCK)):
+        lengths, col, val = _lshtc_block(shared, block)
+        b0 = block * LSHTC_BLOCK
+        lo, hi = max(start, b0) - b0, min(stop, b0 + len(lengths)) - b0
+        ends = np.cumsum(lengths)
+        first = int(ends[lo - 1]) if lo else 0
+        idx_parts.append(col[first : int(ends[hi - 1])])
+        val_parts.append(val[first : int(ends[hi - 1])])
+        at = b0 + lo - start
+        indptr[at + 1 : at + 1 + hi - lo] = indptr[at] + np.cumsum(lengths[lo:hi])
+        del lengths, col, val, ends
+    indices = np.concatenate(idx_parts) if idx_parts else np.zeros(0, dtype=np.int32)
+    del idx_parts
+    data = np.concatenate(val_parts) if val_parts else np.zeros(0, dtype=np.float32)
+    del val_parts
+    if indptr[-1] <= np.iinfo(np.int32).max:  # int32 indices (scipy keeps one index dtype)
+        indptr = indptr.astype(np.int32)
+    return sp.csr_array((data, indices, indptr), shape=(n_rows, shared.params["d"]))
+
+
+def synthetic_lshtc(
+    *,
+    n_nodes: int = 10_000,
+    n: int = 100_000,
+    d: int = 100_000,
+    words_per_doc: float = 60.0,
+    topic_words: int = 25,
+    background: float = 0.5,
+    max_depth: int = 6,
+    seed: int = 0,
+) -> SyntheticHierarchyDataset:
+    """An LSHTC-like single-label problem for the scale benchmark (see the module docstring).
+
+    Each document draws Poisson(``words_per_doc``) word tokens: with probability
+    ``background`` from a log-uniform vocabulary over all ``d`` features, otherwise from the
+    ``topic_words`` words of a node drawn uniformly from its label's path (root excluded).
+    Features are ``log(1 + count)``, rows L2-normalized, stored as a float32 CSR array with
+    int32 indices; instances are built in blocks of :data:`LSHTC_BLOCK` rows, each from its own
+    seeded stream, so no array larger than a block's tokens exists besides the output.
+    :func:`synthetic_lshtc_part` generates a range of its rows alone (on a Dask worker:
+    :func:`synthetic_lshtc_parts`).
+    """
+    shared = _lshtc_shared(n_nodes, n, d, words_per_doc, topic_words, background, max_depth, seed)
+    X = _lshtc_rows(shared, 0, shared.params["n"])
     return SyntheticHierarchyDataset(
         X=X,
-        Y=Y,
-        hierarchy=h,
-        leaf=leaf,
-        splits=_split(n, np.random.default_rng([seed, 5])),
-        params=params,
+        Y=[shared.paths[v] for v in shared.leaf.tolist()],
+        hierarchy=shared.hierarchy,
+        leaf=shared.leaf,
+        splits=_split(shared.params["n"], np.random.default_rng([shared.params["seed"], 5])),
+        params=shared.params,
     )
+
+
+def part_rows(n: int, part: int, n_parts: int) -> tuple[int, int]:
+    """The rows ``(start, stop)`` of partition ``part`` of ``n_parts`` of ``n`` rows: the
+    partitions are consecutive and their sizes differ by at most one."""
+    n = _check_int("n", n, 1)
+    n_parts = _check_int("n_parts", n_parts, 1)
+    part = _check_int("part", part, 0)
+    if part >= n_parts:
+        raise InvalidParameterError(f"part must be < n_parts = {n_parts}, got {part}")
+    return n * part // n_parts, n * (part + 1) // n_parts
+
+
+def synthetic_lshtc_part(
+    part: int,
+    n_parts: int,
+    *,
+    n_nodes: int = 10_000,
+    n: int = 100_000,
+    d: int = 100_000,
+    words_per_doc: float = 60.0,
+    topic_words: int = 25,
+    background: float = 0.5,
+    max_depth: int = 6,
+    seed: int = 0,
+) -> SyntheticHierarchyDataset:
+    """Partition ``part`` of ``n_parts`` of :func:`synthetic_lshtc` with the same parameters,
+    generated alone: the rows :func:`part_rows` gives, equal to ``synthetic_lshtc(...)``'s
+    ``subset`` of them (same ``X`` rows, ``Y``, ``leaf``, the whole ``hierarchy`` and
+    ``d`` features; ``splits`` empty, as ``subset`` leaves them; ``params["rows"]`` says which).
+    Deterministic: the same call gives the same partition in any process, so a partition lost
+    with its Dask worker is generated again identically. Memory: the partition's rows, the
+    blocks of :data:`LSHTC_BLOCK` rows that hold them, and the labels of all ``n`` documents
+    (8 bytes each; the topic words are drawn after them from one stream)."""
+    start, stop = part_rows(n, part, n_parts)
+    shared = _lshtc_shared(n_nodes, n, d, words_per_doc, topic_words, background, max_depth, seed)
+    leaf = shared.leaf[start:stop].copy()
+    return SyntheticHierarchyDataset(
+        X=_lshtc_rows(shared, start, stop),
+        Y=[shared.paths[v] for v in leaf.tolist()],
+        hierarchy=shared.hierarchy,
+        leaf=leaf,
+        splits={},
+        params={**shared.params, "rows": (start, stop)},
+    )
+
+
+def synthetic_lshtc_parts(n_parts: int, **params: Any) -> list[Any]:
+    """The ``n_parts`` partitions of ``synthetic_lshtc(**params)`` as ``dask.delayed`` calls of
+    :func:`synthetic_lshtc_part`, for :func:`bicrit.dask.fit`: each is generated on the worker
+    that keeps it, the client holds only the calls (a few hundred bytes each), and the scheduler
+    can generate a lost one again. Needs the ``dask`` extra."""
+    from dask import delayed
+
+    n_parts = _check_int("n_parts", n_parts, 1)
+    part_rows(int(params.get("n", 100_000)), 0, n_parts)  # bad sizes fail here, not on a worker
+    return [delayed(synthetic_lshtc_part, pure=True)(i, n_parts, **params) for i in range(n_parts)]
