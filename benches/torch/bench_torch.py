@@ -12,7 +12,10 @@ Run ``pytest benches/torch/bench_torch.py --benchmark-enable`` (one group per si
 in interleaved rounds (each round runs every method once), medians reported with ratios.
 ``--bicrit-only --clock cpu --out FILE`` times bicrit's surrogates alone (slack and ProbLoss
 against margin, chains and trees) in CPU seconds of the process (the rayon pool included): the
-ratios of issue 14's "≤ 2× margin" on a loaded machine.
+ratios of issue 14's "≤ 2× margin" on a loaded machine. ``--epochs E`` times a training loop
+instead: small scorers trained with Adam over E epochs of the same batches, one model per loss
+(margin; slack and ProbLoss cold and with example ``ids``, i.e. warm starts across batches), steps
+interleaved, CPU seconds of the loss's forward + backward.
 """
 
 from __future__ import annotations
@@ -238,6 +241,115 @@ def _surrogates_only(rounds: int, repeat: int) -> list[str]:
     return lines
 
 
+# ---- a training loop over epochs (warm starts across batches) --------------------------------
+
+
+class _Task:
+    """A small trained scorer over fixed random token features: ``n_batches`` batches of B
+    examples with ragged lengths, gold labels decoded from a teacher scorer of the same form
+    (10 % of the chain tags then resampled), and a student trained with Adam on one loss."""
+
+    def __init__(self, kind: str, size: tuple[int, ...], n_batches: int, seed: int = 0) -> None:
+        g = torch.Generator().manual_seed(seed)
+        self.kind, self.d = kind, 16
+        if kind == "chain":
+            s, t = size
+            self.s, self.t = s, t
+        else:
+            (t,) = size
+            self.t = t
+        self.batches = []
+        teacher = self.init(g)
+        for k in range(n_batches):
+            x = torch.randn(B, self.t + (kind != "chain"), self.d, generator=g)
+            lens = _lengths(self.t, g)
+            with torch.no_grad():
+                sc = self.scores(teacher, x)
+            if kind == "chain":
+                gold = bt.chain_decode(sc[0], sc[1], lengths=lens)
+                flip = torch.rand(gold.shape, generator=g) < 0.1
+                gold = torch.where(flip, torch.randint(0, s, gold.shape, generator=g), gold)
+            else:
+                gold = bt.tree_decode(sc[0], lengths=lens, projective=True)
+            ids = torch.arange(k * B, (k + 1) * B)
+            self.batches.append((x, gold, lens, ids))
+
+    def init(self, g: torch.Generator) -> list[torch.Tensor]:
+        d = self.d
+        if self.kind == "chain":
+            return [torch.randn(d, self.s, generator=g), torch.randn(self.s, self.s, generator=g)]
+        return [torch.randn(d, d, generator=g) / d**0.5, torch.randn(d, d, generator=g) / d**0.5]
+
+    def scores(self, params: list[torch.Tensor], x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        if self.kind == "chain":
+            return (x @ params[0], params[1])
+        return ((x @ params[0]) @ (x @ params[1]).transpose(1, 2),)
+
+
+def _training_loop(kind: str, size: tuple[int, ...], epochs: int, n_batches: int) -> list[str]:
+    """One model per method trained on the same batches, steps interleaved; CPU seconds of the
+    loss's forward + backward, per epoch, summed over the methods' own trajectories."""
+    task = _Task(kind, size, n_batches)
+    loss_of = {
+        "margin": ("margin", False),
+        "slack": ("slack", False),
+        "slack+ids": ("slack", True),
+        "probloss": ("probloss", False),
+        "probloss+ids": ("probloss", True),
+    }
+    trees = [None] if kind == "chain" else [True, False]
+    lines = []
+    for proj in trees:
+        models = {}
+        for m, (sur, warm) in loss_of.items():
+            params = [
+                p.clone().requires_grad_(True) for p in task.init(torch.Generator().manual_seed(1))
+            ]
+            if kind == "chain":
+                fn = bt.ChainLoss(surrogate=sur, reduction="sum")
+            else:
+                fn = bt.TreeLoss(surrogate=sur, reduction="sum", projective=bool(proj))
+            models[m] = (params, torch.optim.Adam(params, lr=0.05), fn, warm)
+        cpu = {m: [0.0] * epochs for m in models}
+        for e in range(epochs):
+            for x, gold, lens, ids in task.batches:
+                for m, (params, opt, fn, warm) in models.items():
+                    opt.zero_grad()
+                    sc = task.scores(params, x)
+                    sc = tuple(a.detach().requires_grad_(True) for a in sc)
+                    t0 = time.process_time()
+                    loss = fn(*sc, gold, lengths=lens, ids=ids if warm else None)
+                    loss.backward()
+                    cpu[m][e] += time.process_time() - t0
+                    torch.autograd.backward(task.scores(params, x), [a.grad for a in sc])
+                    opt.step()
+        where = "chain" if kind == "chain" else ("tree, Eisner" if proj else "tree, CLE")
+        label = f"S = {size[0]}, T = {size[1]}" if kind == "chain" else f"n = {size[0]}"
+        m0 = sum(cpu["margin"][1:])
+        first = cpu["margin"][0]
+        cells = " | ".join(
+            f"{cpu[m][0] / first:.2f} / {sum(cpu[m][1:]) / m0:.2f}" for m in list(models)[1:]
+        )
+        lines.append(
+            f"| {where} | {label} | {1000 * m0 / ((epochs - 1) * n_batches):.2f} | {cells} |"
+        )
+        print(lines[-1], flush=True)
+    return lines
+
+
+def _epochs_table(epochs: int, n_batches: int) -> list[str]:
+    lines = [
+        "| structure | size | margin (ms CPU per batch, epochs 2+) "
+        "| slack | slack + ids | ProbLoss | ProbLoss + ids |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for s, t in CHAIN_SIZES:
+        lines += _training_loop("chain", (s, t), epochs, n_batches)
+    for n in TREE_SIZES:
+        lines += _training_loop("tree", (n,), epochs, n_batches)
+    return lines
+
+
 def _atomic_write(path: Path, text: str) -> None:
     with atomic_write(path) as f:
         f.write(text)
@@ -252,11 +364,30 @@ def main(argv: list[str] | None = None) -> int:
         "--bicrit-only", action="store_true", help="slack and ProbLoss against margin only"
     )
     p.add_argument("--repeat", type=int, default=5, help="calls per timed sample (--bicrit-only)")
+    p.add_argument(
+        "--epochs",
+        type=int,
+        default=0,
+        help="time a training loop of this many epochs instead (warm starts across batches)",
+    )
+    p.add_argument("--batches", type=int, default=4, help="batches per epoch (--epochs)")
     args = p.parse_args(argv)
     # One intra-op thread: on the shared 2-core machine, 2 OpenMP threads made the peers' many
     # small ops 100× slower (barrier spinning under oversubscription); bicrit's native loop has
     # its own rayon pool.
     torch.set_num_threads(args.torch_threads)
+    if args.epochs:
+        head = (
+            f"`python benches/torch/bench_torch.py --epochs {args.epochs} --batches "
+            f"{args.batches}`: a training loop, {args.batches} batches of {B} per epoch, "
+            f"{args.epochs} epochs; CPU seconds of the loss's forward + backward; cells: "
+            "epoch 1 ÷ margin's epoch 1 / epochs 2+ ÷ margin's epochs 2+. torch "
+            f"{torch.__version__}."
+        )
+        _atomic_write(
+            Path(args.out), "\n".join([head, "", *_epochs_table(args.epochs, args.batches)]) + "\n"
+        )
+        return 0
     if args.bicrit_only:
         head = (
             f"`python benches/torch/bench_torch.py --bicrit-only --rounds {args.rounds} --repeat "

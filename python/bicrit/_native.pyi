@@ -24,6 +24,7 @@ __all__ = [
     "SearchSpec",
     "Surrogate",
     "Trainer",
+    "WarmCache",
     "WarmState",
     "__version__",
     "_error_for_tests",
@@ -542,9 +543,31 @@ def scores_loss(
     surrogate: Any,
     search: SearchSpec | None = None,
     gradient: bool = False,
+    cache: WarmCache | None = None,
+    ids: Any = None,
 ) -> dict[str, Any]:
     """The structured loss of every example of a batch of score arrays (bicrit.scores), with
-    the gradient of their sum (flat, in the arrays' order) when ``gradient``."""
+    the gradient of their sum (flat, in the arrays' order) when ``gradient``; warm starts from
+    ``cache`` by example ``ids`` (int64 [B])."""
+
+@final
+class WarmCache:
+    """Warm starts of the score-level searches by example id, across batches (at most
+    ``max_bytes`` bytes; least recently used entries dropped past it)."""
+
+    def __new__(cls, max_bytes: int = 67108864) -> WarmCache: ...
+    def __len__(self) -> int: ...
+    @property
+    def nbytes(self) -> int: ...
+    @property
+    def max_bytes(self) -> int: ...
+    @property
+    def kind(self) -> str | None: ...
+    @property
+    def hits(self) -> int: ...
+    @property
+    def misses(self) -> int: ...
+    def clear(self) -> None: ...
 
 def scores_decode(
     kind: str, arrays: dict[str, Any], options: dict[str, Any], k: int | None = None

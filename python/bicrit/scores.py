@@ -54,7 +54,15 @@ import numpy as np
 from bicrit import _native
 from bicrit.errors import InvalidInputError
 
-__all__ = ["KINDS", "Answer", "LossResult", "decode", "kbest", "loss"]
+__all__ = ["KINDS", "Answer", "LossResult", "WarmCache", "decode", "kbest", "loss"]
+
+#: Warm starts by example id across batches (``loss(..., cache=WarmCache(), ids=...)``): the
+#: labels an example's last search found, re-evaluated under the new scores before the search
+#: asks the oracle. A hint only: the loss is exact with or without it; it saves oracle calls
+#: when a training loop revisits its examples (every epoch). ``WarmCache(max_bytes=64 << 20)``
+#: bounds its memory (least recently used examples dropped past it); ``len``, ``nbytes``,
+#: ``hits``, ``misses``, ``clear()``. One cache per kind of structure.
+WarmCache = _native.WarmCache
 
 #: Score array names of each kind, required ones first.
 KINDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -230,6 +238,8 @@ def loss(
     search: str | None = "auto",
     task_loss: str | None = None,
     search_options: Mapping[str, Any] | None = None,
+    cache: Any = None,
+    ids: Any = None,
     **options: Any,
 ) -> LossResult:
     """The structured loss max_y ψ(h(y), g(y)) of every example, its answer and its gradient.
@@ -239,8 +249,19 @@ def loss(
     ``search``: ``"auto"``, ``"convex-hull"`` or any registered search (options in
     ``search_options``); ``task_loss``: chains ``"hamming"`` or ``"segment"``; ``options``: the
     kind's options (``lengths``, ``tag_names``, ``scheme``, ``outside``, ``projective``,
-    ``multi_root``, ``label_weight``, ``edges``, ``inference``, ``solver``, ``structure``)."""
+    ``multi_root``, ``label_weight``, ``edges``, ``inference``, ``solver``, ``structure``);
+    ``cache`` a :data:`WarmCache` with ``ids`` [B] (integers naming the examples, the same id for
+    the same example in every epoch): warm starts across batches (the same values, fewer oracle
+    calls; the one-call margin loss does not use it)."""
     arrays = _arrays(kind, scores)
+    if (cache is None) != (ids is None):
+        raise InvalidInputError(
+            "a warm-start cache needs the examples' ids and ids need a cache: pass both or neither"
+        )
+    if cache is not None and not isinstance(cache, WarmCache):
+        raise InvalidInputError(
+            f"cache must be a bicrit.scores.WarmCache, got {type(cache).__name__}"
+        )
     if task_loss is not None:
         if kind != "chain":
             raise InvalidInputError(
@@ -257,6 +278,8 @@ def loss(
         _surrogate(surrogate),
         _spec(search, search_options),
         gradient=True,
+        cache=cache,
+        ids=None if ids is None else _int_array("ids", ids),
     )
     return _result(kind, arrays, out)
 

@@ -302,3 +302,44 @@ def test_objects_registry_is_reused():
 
     s = S()
     assert _ops.register_object(s) == _ops.register_object(s)
+
+
+@pytest.mark.parametrize("name", ["slack", "probloss"])
+def test_chain_and_tree_losses_with_ids_match_the_cold_ones_over_epochs(name):
+    """Warm starts across batches (``ids``): the same losses and gradients as without them, in
+    a loop whose scores move between visits; the module's cache fills up and is used."""
+    u, tr, gold, lengths = _chain(11, b=4, t=5, s=3)
+    warm, cold = bt.ChainLoss(surrogate=name), bt.ChainLoss(surrogate=name)
+    ids = torch.tensor([10, 11, 12, 13])
+    for epoch in range(3):
+        with torch.no_grad():
+            u.add_(0.3 * torch.randn_like(u))
+        got = warm(u, tr, gold, lengths=lengths, ids=ids)
+        (gu_w, gt_w) = torch.autograd.grad(got, (u, tr))
+        want = cold(u, tr, gold, lengths=lengths)
+        (gu_c, gt_c) = torch.autograd.grad(want, (u, tr))
+        torch.testing.assert_close(got, want, msg=f"epoch {epoch}")
+        torch.testing.assert_close(gu_w, gu_c)
+        torch.testing.assert_close(gt_w, gt_c)
+    assert len(warm.warm_cache) == 4 and warm.warm_cache.hits == 8
+    arcs = torch.randn(3, 5, 5, dtype=torch.float64, requires_grad=True)
+    heads = torch.tensor([[0, 1, 2, 3], [2, 0, 2, 3], [0, 1, 1, 3]])
+    lens = torch.tensor([4, 3, 4])
+    tw = bt.TreeLoss(surrogate=name, projective=True)
+    for _ in range(2):
+        with torch.no_grad():
+            arcs.add_(0.3 * torch.randn_like(arcs))
+        got = tw(arcs, heads, lengths=lens, ids=torch.arange(3))
+        want = bt.tree_loss(arcs, heads, lengths=lens, surrogate=name, projective=True)
+        torch.testing.assert_close(got, want)
+    assert tw.warm_cache.hits == 3
+
+
+def test_ids_without_a_cache_or_of_the_wrong_shape_raise():
+    u, tr, gold, _ = _chain(12)
+    with pytest.raises(InvalidInputError, match="warm_cache"):
+        bt.chain_loss(u, tr, gold, surrogate="slack", ids=torch.arange(3))
+    with pytest.raises(InvalidInputError, match=r"ids must have shape \[3\]"):
+        bt.ChainLoss(surrogate="slack")(u, tr, gold, ids=torch.arange(2))
+    with pytest.raises(InvalidInputError, match="integer"):
+        bt.ChainLoss(surrogate="slack")(u, tr, gold, ids=torch.zeros(3))

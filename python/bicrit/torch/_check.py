@@ -100,3 +100,15 @@ def reduce(loss: Tensor, how: str, tokens: Tensor | None) -> Tensor:
             "reduction='token_mean' needs per-token lengths (chains and trees)"
         )
     return loss.sum() / tokens.sum().clamp_min(1).to(loss.dtype)
+
+
+def ids(t: Any, b: int) -> Tensor:
+    """Example ids [B] for the warm-start cache, as a CPU int64 tensor (any device accepted:
+    only the ids cross to the host)."""
+    if not isinstance(t, Tensor):
+        t = torch.as_tensor(t)
+    if t.dtype == torch.bool or t.is_floating_point() or t.is_complex():
+        raise InvalidInputError(f"ids must be an integer tensor, got dtype {t.dtype}")
+    if tuple(t.shape) != (b,):
+        raise InvalidInputError(f"ids must have shape [{b}], got {list(t.shape)}")
+    return t.detach().to(device="cpu", dtype=torch.int64)

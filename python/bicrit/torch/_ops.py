@@ -58,11 +58,23 @@ def _np_int(t: Tensor) -> np.ndarray:
 
 
 def _native_loss(
-    kind: str, arrays: dict[str, Any], gold: dict[str, Any], config: str, extra: dict[str, Any]
+    kind: str,
+    arrays: dict[str, Any],
+    gold: dict[str, Any],
+    config: str,
+    extra: dict[str, Any],
+    ids: Tensor | None = None,
 ) -> dict[str, Any]:
     psi, spec, opts = _config(config)
     options = {**opts, **extra}
-    return _native.scores_loss(kind, arrays, gold, options, psi, spec)
+    # warm starts across batches: the cache travels as a token, the example ids as a tensor
+    token = options.pop("warm_cache", None)
+    if token is None or ids is None:
+        return _native.scores_loss(kind, arrays, gold, options, psi, spec)
+    cache = _OBJECTS[token]
+    return _native.scores_loss(
+        kind, arrays, gold, options, psi, spec, cache=cache, ids=_np_int(ids)
+    )
 
 
 def _outputs(out: dict[str, Any], label_keys: tuple[str, ...], like: Tensor) -> tuple[Tensor, ...]:
@@ -89,22 +101,31 @@ def chain_loss(
     gold: Tensor,
     lengths: Tensor,
     config: str,
+    ids: Tensor | None = None,
 ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
-    """(loss [B], answer tags [B, 2, T], weights [B, 2], ∂ψ/∂m [B])."""
+    """(loss [B], answer tags [B, 2, T], weights [B, 2], ∂ψ/∂m [B]); ``ids`` [B] name the
+    examples for the warm-start cache the config names (if any)."""
     arrays = {"unary": _np(unary), "transitions": _np(transitions)}
     if start is not None:
         arrays["start"] = _np(start)
     if end is not None:
         arrays["end"] = _np(end)
     out = _native_loss(
-        "chain", arrays, {"tags": _np_int(gold)}, config, {"lengths": _np_int(lengths)}
+        "chain", arrays, {"tags": _np_int(gold)}, config, {"lengths": _np_int(lengths)}, ids
     )
     return _outputs(out, ("tags",), unary)  # type: ignore[return-value]
 
 
 @chain_loss.register_fake
 def _(
-    unary: Any, transitions: Any, start: Any, end: Any, gold: Any, lengths: Any, config: Any
+    unary: Any,
+    transitions: Any,
+    start: Any,
+    end: Any,
+    gold: Any,
+    lengths: Any,
+    config: Any,
+    ids: Any = None,
 ) -> Any:
     b, t, _ = unary.shape
     return (
@@ -116,7 +137,7 @@ def _(
 
 
 def _chain_setup(ctx: Any, inputs: Any, output: Any) -> Any:
-    unary, transitions, start, end, gold, lengths, _ = inputs
+    unary, transitions, start, end, gold, lengths = inputs[:6]
     _, tags, weights, coef = output
     ctx.save_for_backward(gold, lengths, tags, weights, coef)
     ctx.shapes = (unary.shape, transitions.shape, start is not None, end is not None)
@@ -161,7 +182,7 @@ def _chain_backward(ctx: Any, g_loss: Any, *_: Any) -> Any:
     if has_end:
         last = paths.gather(2, (lengths - 1).view(b, 1, 1).expand(b, 3, 1)).reshape(-1)
         d_end = torch.zeros(s, dtype=dt, device=dev).index_add_(0, last, wts.reshape(-1))
-    return d_unary, d_tr, d_start, d_end, None, None, None
+    return d_unary, d_tr, d_start, d_end, None, None, None, None
 
 
 torch.library.register_autograd("bicrit::chain_loss", _chain_backward, setup_context=_chain_setup)
@@ -179,22 +200,26 @@ def tree_loss(
     rels: Tensor | None,
     lengths: Tensor,
     config: str,
+    ids: Tensor | None = None,
 ) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
-    """(loss [B], answer heads [B, 2, n], rels [B, 2, n], weights [B, 2], ∂ψ/∂m [B])."""
+    """(loss [B], answer heads [B, 2, n], rels [B, 2, n], weights [B, 2], ∂ψ/∂m [B]); ``ids``
+    as for the chain."""
     arrays = {"arcs": _np(arcs)}
     gold = {"heads": _np_int(heads)}
     if labels is not None:
         arrays["labels"] = _np(labels)
     if rels is not None:
         gold["rels"] = _np_int(rels)
-    out = _native_loss("tree", arrays, gold, config, {"lengths": _np_int(lengths)})
+    out = _native_loss("tree", arrays, gold, config, {"lengths": _np_int(lengths)}, ids)
     if "rels" not in out:
         out["rels"] = np.zeros_like(out["heads"])
     return _outputs(out, ("heads", "rels"), arcs)  # type: ignore[return-value]
 
 
 @tree_loss.register_fake
-def _(arcs: Any, labels: Any, heads: Any, rels: Any, lengths: Any, config: Any) -> Any:
+def _(
+    arcs: Any, labels: Any, heads: Any, rels: Any, lengths: Any, config: Any, ids: Any = None
+) -> Any:
     b, n1, _ = arcs.shape
     return (
         arcs.new_empty((b,)),
@@ -206,7 +231,7 @@ def _(arcs: Any, labels: Any, heads: Any, rels: Any, lengths: Any, config: Any) 
 
 
 def _tree_setup(ctx: Any, inputs: Any, output: Any) -> Any:
-    arcs, labels, heads, rels, lengths, _ = inputs
+    arcs, labels, heads, rels, lengths = inputs[:5]
     _, a_heads, a_rels, weights, coef = output
     ctx.save_for_backward(
         heads, rels if rels is not None else heads, lengths, a_heads, a_rels, weights, coef
@@ -240,7 +265,7 @@ def _tree_backward(ctx: Any, g_loss: Any, *_: Any) -> Any:
             .index_add_(0, (cell * r + rs).reshape(-1), wm.reshape(-1))
             .view(lab_shape)
         )
-    return d_arcs.view(arc_shape), d_labels, None, None, None, None
+    return d_arcs.view(arc_shape), d_labels, None, None, None, None, None
 
 
 torch.library.register_autograd("bicrit::tree_loss", _tree_backward, setup_context=_tree_setup)

@@ -8,6 +8,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
+from bicrit import _native
 from bicrit.errors import InvalidInputError
 from bicrit.torch import _check, _ops
 
@@ -28,6 +29,22 @@ def _config(
     )
 
 
+def _warm(ids: Any, warm_cache: Any, b: int) -> tuple[Tensor | None, str | None]:
+    """The CPU ids and the cache's config token (both None without a cache)."""
+    if (ids is None) != (warm_cache is None):
+        raise InvalidInputError(
+            "a warm-start cache needs the examples' ids and ids need a warm_cache: "
+            "pass both or neither"
+        )
+    if warm_cache is None:
+        return None, None
+    if not isinstance(warm_cache, _native.WarmCache):
+        raise InvalidInputError(
+            f"warm_cache must be a bicrit.scores.WarmCache, got {type(warm_cache).__name__}"
+        )
+    return _check.ids(ids, b), _ops.register_object(warm_cache)
+
+
 def chain_loss(
     unary: Tensor,
     transitions: Tensor,
@@ -46,12 +63,17 @@ def chain_loss(
     outside: Sequence[int] | None = None,
     surrogate_params: Mapping[str, float] | None = None,
     search_options: Mapping[str, Any] | None = None,
+    ids: Any = None,
+    warm_cache: Any = None,
 ) -> Tensor:
     """Structured loss of a linear chain: ``unary`` [B, T, S], ``transitions`` [S, S] (or
     [B, T − 1, S, S]: the scores of moving into position t are ``transitions[:, t − 1]``),
     ``gold`` [B, T] integer tags, ``lengths`` [B] or a ``mask`` [B, T] as pytorch-crf takes it,
     optional ``start``/``end`` [S]. ``task_loss``: ``"hamming"`` (tokens) or ``"segment"``
-    (chunks, needs ``tag_names``); ``outside``: the O tags (Micro-F1 counts the others)."""
+    (chunks, needs ``tag_names``); ``outside``: the O tags (Micro-F1 counts the others).
+    ``ids`` [B] (integers naming the examples, the same in every epoch) with a ``warm_cache``
+    (:data:`bicrit.scores.WarmCache`): warm starts across batches — the same loss, fewer
+    oracle calls once the examples come back."""
     _check.reduction(reduction)
     _check.floating("unary", unary, (3,))
     b, t, s = unary.shape
@@ -62,6 +84,7 @@ def chain_loss(
     _check.same_float("end", end, unary, (s,))
     lens = _check.lengths_of(lengths, mask, b, t, unary)
     gold = _check.integer("gold", gold, (b, t), unary)
+    ids, token = _warm(ids, warm_cache, b)
     cfg = _config(
         surrogate,
         search,
@@ -71,8 +94,9 @@ def chain_loss(
         tag_names=list(tag_names) if tag_names is not None else None,
         scheme=scheme,
         outside=list(outside) if outside is not None else None,
+        warm_cache=token,
     )
-    loss = torch.ops.bicrit.chain_loss(unary, transitions, start, end, gold, lens, cfg)[0]
+    loss = torch.ops.bicrit.chain_loss(unary, transitions, start, end, gold, lens, cfg, ids)[0]
     return _check.reduce(loss, reduction, lens)
 
 
@@ -92,13 +116,16 @@ def tree_loss(
     label_weight: float = 1.0,
     surrogate_params: Mapping[str, float] | None = None,
     search_options: Mapping[str, Any] | None = None,
+    ids: Any = None,
+    warm_cache: Any = None,
 ) -> Tensor:
     """Structured loss of dependency trees: ``arcs`` [B, n + 1, n + 1] with ``arcs[b, h, d]`` the
     score of the arc h → d (0 is the root), ``heads`` [B, n] with ``heads[b, j]`` the head of
     token j + 1, ``lengths`` [B] (tokens, root excluded) or a ``mask`` [B, n]; with relation
     scores ``labels`` [B, n + 1, n + 1, R] also ``rels`` [B, n]. Decoding: Chu–Liu–Edmonds, or
     Eisner when ``projective``; one child of the root unless ``multi_root``. Task loss per token:
-    1 for a wrong head, ``label_weight`` for a right head with a wrong relation."""
+    1 for a wrong head, ``label_weight`` for a right head with a wrong relation. ``ids`` and
+    ``warm_cache``: warm starts across batches, as for :func:`chain_loss`."""
     _check.reduction(reduction)
     _check.floating("arcs", arcs, (3,))
     b, n1, n2 = arcs.shape
@@ -117,6 +144,7 @@ def tree_loss(
         raise InvalidInputError("rels given without relation scores (labels)")
     lens = _check.lengths_of(lengths, mask, b, n, arcs, what="n")
     heads = _check.integer("heads", heads, (b, n), arcs)
+    ids, token = _warm(ids, warm_cache, b)
     cfg = _config(
         surrogate,
         search,
@@ -125,8 +153,9 @@ def tree_loss(
         projective=bool(projective),
         multi_root=bool(multi_root),
         label_weight=float(label_weight),
+        warm_cache=token,
     )
-    loss = torch.ops.bicrit.tree_loss(arcs, labels, heads, rels, lens, cfg)[0]
+    loss = torch.ops.bicrit.tree_loss(arcs, labels, heads, rels, lens, cfg, ids)[0]
     return _check.reduce(loss, reduction, lens)
 
 
@@ -272,10 +301,24 @@ class _Loss(nn.Module):
         return f"surrogate={name!r}, reduction={self.reduction!r}, search={self.search!r}"
 
 
-class ChainLoss(_Loss):
+class _WarmLoss(_Loss):
+    """A loss whose searches warm-start across batches when ``forward`` gets example ``ids``:
+    the module keeps its own :data:`bicrit.scores.WarmCache` of at most ``cache_bytes``."""
+
+    def __init__(self, *args: Any, cache_bytes: int = 64 << 20, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.warm_cache = _native.WarmCache(int(cache_bytes))
+
+    def _warm_kw(self, ids: Any) -> dict[str, Any]:
+        return {**self._kw(), "ids": ids, "warm_cache": None if ids is None else self.warm_cache}
+
+
+class ChainLoss(_WarmLoss):
     """:func:`chain_loss` as a module: ``ChainLoss(surrogate="slack")(unary, transitions, gold,
-    lengths=None, mask=None, start=None, end=None)``. Options: ``task_loss``, ``tag_names``,
-    ``scheme``, ``outside``."""
+    lengths=None, mask=None, start=None, end=None, ids=None)``. Options: ``task_loss``,
+    ``tag_names``, ``scheme``, ``outside``, ``cache_bytes``. ``ids`` [B]: integers naming the
+    examples (the same in every epoch), which warm-starts their searches from the previous visit
+    (the same loss, fewer oracle calls)."""
 
     def forward(
         self,
@@ -286,16 +329,24 @@ class ChainLoss(_Loss):
         mask: Tensor | None = None,
         start: Tensor | None = None,
         end: Tensor | None = None,
+        ids: Tensor | None = None,
     ) -> Tensor:
         return chain_loss(
-            unary, transitions, gold, lengths=lengths, mask=mask, start=start, end=end, **self._kw()
+            unary,
+            transitions,
+            gold,
+            lengths=lengths,
+            mask=mask,
+            start=start,
+            end=end,
+            **self._warm_kw(ids),
         )
 
 
-class TreeLoss(_Loss):
+class TreeLoss(_WarmLoss):
     """:func:`tree_loss` as a module: ``TreeLoss(surrogate="probloss")(arcs, heads, lengths=None,
-    mask=None, labels=None, rels=None)``. Options: ``projective``, ``multi_root``,
-    ``label_weight``."""
+    mask=None, labels=None, rels=None, ids=None)``. Options: ``projective``, ``multi_root``,
+    ``label_weight``, ``cache_bytes``; ``ids`` as for :class:`ChainLoss`."""
 
     def forward(
         self,
@@ -305,9 +356,16 @@ class TreeLoss(_Loss):
         mask: Tensor | None = None,
         labels: Tensor | None = None,
         rels: Tensor | None = None,
+        ids: Tensor | None = None,
     ) -> Tensor:
         return tree_loss(
-            arcs, heads, lengths=lengths, mask=mask, labels=labels, rels=rels, **self._kw()
+            arcs,
+            heads,
+            lengths=lengths,
+            mask=mask,
+            labels=labels,
+            rels=rels,
+            **self._warm_kw(ids),
         )
 
 

@@ -16,6 +16,7 @@ mod scores;
 mod searches;
 mod structures;
 mod surrogates;
+mod warm_cache;
 
 use pyo3::prelude::*;
 

@@ -14,7 +14,7 @@ use bicrit_structures::scores::multiclass::ScoreMulticlass;
 use bicrit_structures::scores::multilabel::ScoreMultilabel;
 use bicrit_structures::scores::tree::ScoreTree;
 use bicrit_structures::scores::{
-    decode_batch, kbest_batch, loss_batch, loss_gradient, InstanceLoss, Method, ScoreStructure,
+    decode_batch, kbest_batch, loss_batch_warm, loss_gradient, InstanceLoss, Method, ScoreStructure,
 };
 use bicrit_structures::DepLabel;
 use numpy::{IntoPyArray, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn, PyUntypedArrayMethods};
@@ -25,6 +25,7 @@ use crate::errors::{self, to_py};
 use crate::py_surrogate::SurrogateRef;
 use crate::searches::PySearchSpec;
 use crate::structures::{AnyStructure, NativeStructure};
+use crate::warm_cache::PyWarmCache;
 
 /// A float64 array from the dict, with its shape.
 struct Arr {
@@ -287,6 +288,8 @@ trait Kind: ScoreStructure {
         width: usize,
         out: &Bound<'_, PyDict>,
     ) -> PyResult<()>;
+    /// Bytes of a label's data (the warm-start cache's budget).
+    fn label_bytes(y: &Self::Label) -> usize;
 }
 
 fn arr<'py>(py: Python<'py>, data: Vec<f64>, shape: &[usize]) -> PyResult<Bound<'py, PyArrayDyn<f64>>> {
@@ -330,6 +333,10 @@ fn int_rows(
 }
 
 impl Kind for ScoreChain {
+    fn label_bytes(y: &Self::Label) -> usize {
+        y.len() * 8
+    }
+
     fn gold(&self, py: Python<'_>, g: &Bound<'_, PyDict>) -> PyResult<Vec<Vec<usize>>> {
         let (shape, v) = need_i64(g, "tags")?;
         if shape != [self.batch(), self.t_max()] {
@@ -363,6 +370,10 @@ impl Kind for ScoreChain {
 }
 
 impl Kind for ScoreTree {
+    fn label_bytes(y: &Self::Label) -> usize {
+        (y.heads.len() + y.rels.len()) * 4
+    }
+
     fn gold(&self, py: Python<'_>, g: &Bound<'_, PyDict>) -> PyResult<Vec<DepLabel>> {
         let (shape, heads) = need_i64(g, "heads")?;
         let lens: Vec<usize> = (0..self.batch()).map(|b| self.len_of(b)).collect();
@@ -427,6 +438,13 @@ impl Kind for ScoreTree {
 }
 
 impl Kind for ScoreMultilabel {
+    fn label_bytes(y: &Self::Label) -> usize {
+        match y {
+            MlLabel::Integral(v) => v.len(),
+            MlLabel::Relaxed { nodes, edges } => nodes.len() * 8 + edges.len() * 32,
+        }
+    }
+
     fn gold(&self, py: Python<'_>, g: &Bound<'_, PyDict>) -> PyResult<Vec<MlLabel>> {
         let (shape, v) = need_i64(g, "labels")?;
         let l = self.n_labels();
@@ -475,6 +493,11 @@ impl Kind for ScoreMultilabel {
 }
 
 impl Kind for ScoreMulticlass {
+    fn label_bytes(y: &Self::Label) -> usize {
+        let _ = y;
+        8
+    }
+
     fn gold(&self, py: Python<'_>, g: &Bound<'_, PyDict>) -> PyResult<Vec<usize>> {
         let (shape, v) = need_i64(g, "labels")?;
         if shape != [self.batch()] {
@@ -510,6 +533,10 @@ impl Kind for ScoreMulticlass {
 }
 
 impl Kind for ScoreHierarchy {
+    fn label_bytes(y: &Self::Label) -> usize {
+        y.len() * 4
+    }
+
     fn gold(&self, py: Python<'_>, g: &Bound<'_, PyDict>) -> PyResult<Vec<Vec<u32>>> {
         let (shape, v) = need_i64(g, "nodes")?;
         let m = self.n_nodes();
@@ -580,17 +607,33 @@ fn loss_of<'py, S: Kind>(
     surrogate: &Bound<'py, PyAny>,
     search: Option<&Bound<'py, PySearchSpec>>,
     gradient: bool,
-) -> PyResult<Bound<'py, PyDict>> {
+    cache: Option<(&PyWarmCache, &str, Vec<i64>)>,
+) -> PyResult<Bound<'py, PyDict>>
+where
+    S::Label: 'static,
+{
     let gold = s.gold(py, gold)?;
     let psi = SurrogateRef::from_py(surrogate)?;
     let method = method_of(py, s, psi.get(), search)?;
-    let out: Vec<InstanceLoss<S::Label>> = match &psi {
+    // the one-call loss-augmented method has nothing to warm-start
+    let cache = cache.filter(|_| method != Method::LossAugmented);
+    let warm = match &cache {
+        Some((c, kind, ids)) => c.get::<S::Label>(kind, ids).map_err(|e| to_py(py, e))?,
+        None => Vec::new(),
+    };
+    let found = match &psi {
         SurrogateRef::Builtin(b) => {
             let p = b.get().inner.as_ref();
-            errors::native(py, || loss_batch(s, &w, &gold, p, &method, true))?
+            errors::native(py, || loss_batch_warm(s, &w, &gold, p, &method, true, &warm))?
         }
-        SurrogateRef::Python(p) => errors::with_gil(py, || loss_batch(s, &w, &gold, p, &method, false))?,
+        SurrogateRef::Python(p) => {
+            errors::with_gil(py, || loss_batch_warm(s, &w, &gold, p, &method, false, &warm))?
+        }
     };
+    let (out, next): (Vec<InstanceLoss<S::Label>>, Vec<_>) = found.into_iter().unzip();
+    if let Some((c, kind, ids)) = &cache {
+        c.put(kind, ids, next, S::label_bytes);
+    }
     let b = out.len();
     let d = PyDict::new(py);
     let mut weights = vec![0.0; b * 2];
@@ -629,9 +672,10 @@ fn loss_of<'py, S: Kind>(
 /// The structured loss of every example: `kind` in chain, tree, multilabel, multiclass,
 /// hierarchy; `arrays` the float64 score arrays by name; `gold` the gold labels by name;
 /// `options` the kind's options; `search` a `SearchSpec` or None for the automatic choice;
-/// `gradient`: also the gradient of the summed loss w.r.t. the scores, flat in their order.
+/// `gradient`: also the gradient of the summed loss w.r.t. the scores, flat in their order;
+/// `cache` a `WarmCache` and `ids` [B] int64 example ids: warm starts across batches.
 #[pyfunction]
-#[pyo3(signature = (kind, arrays, gold, options, surrogate, search=None, gradient=false))]
+#[pyo3(signature = (kind, arrays, gold, options, surrogate, search=None, gradient=false, cache=None, ids=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn scores_loss<'py>(
     py: Python<'py>,
@@ -642,15 +686,38 @@ pub fn scores_loss<'py>(
     surrogate: &Bound<'py, PyAny>,
     search: Option<&Bound<'py, PySearchSpec>>,
     gradient: bool,
+    cache: Option<&Bound<'py, PyWarmCache>>,
+    ids: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let (built, w) = build(py, kind, arrays, options)?;
     let g = gradient;
+    let ids = match (cache, ids) {
+        (None, None) => None,
+        (Some(c), Some(ids)) => {
+            let a: PyReadonlyArrayDyn<'_, i64> = ids
+                .extract()
+                .map_err(|_| to_py(py, Error::input("'ids' must be an int64 numpy array")))?;
+            let b = match &built {
+                Built::Chain(s) => s.batch(),
+                Built::Tree(s) => s.batch(),
+                Built::Multilabel(s) => s.batch(),
+                Built::Multiclass(s) => s.batch(),
+                Built::Hierarchy(s) => s.batch(),
+            };
+            if a.shape() != [b] {
+                return Err(to_py(py, shape_err("ids", &format!("[{b}]"), a.shape())));
+            }
+            Some((c.get(), kind, a.as_array().iter().copied().collect()))
+        }
+        (Some(_), None) => return Err(to_py(py, Error::input("a warm-start cache needs the examples' ids"))),
+        (None, Some(_)) => return Err(to_py(py, Error::input("ids given without a warm-start cache"))),
+    };
     match &built {
-        Built::Chain(s) => loss_of(py, s, w, gold, surrogate, search, g),
-        Built::Tree(s) => loss_of(py, s, w, gold, surrogate, search, g),
-        Built::Multilabel(s) => loss_of(py, s, w, gold, surrogate, search, g),
-        Built::Multiclass(s) => loss_of(py, s, w, gold, surrogate, search, g),
-        Built::Hierarchy(s) => loss_of(py, s.as_ref(), w, gold, surrogate, search, g),
+        Built::Chain(s) => loss_of(py, s, w, gold, surrogate, search, g, ids),
+        Built::Tree(s) => loss_of(py, s, w, gold, surrogate, search, g, ids),
+        Built::Multilabel(s) => loss_of(py, s, w, gold, surrogate, search, g, ids),
+        Built::Multiclass(s) => loss_of(py, s, w, gold, surrogate, search, g, ids),
+        Built::Hierarchy(s) => loss_of(py, s.as_ref(), w, gold, surrogate, search, g, ids),
     }
 }
 
@@ -718,5 +785,6 @@ pub fn scores_decode<'py>(
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scores_loss, m)?)?;
     m.add_function(wrap_pyfunction!(scores_decode, m)?)?;
+    m.add_class::<PyWarmCache>()?;
     Ok(())
 }

@@ -24,6 +24,7 @@ pub mod arcs;
 pub mod cle;
 pub mod corpus;
 pub mod eisner;
+pub mod eisner_lazy;
 pub mod features;
 pub mod tree;
 pub mod val;
@@ -303,7 +304,12 @@ pub(crate) fn kbest_trees(
                 table.n()
             )));
         }
-        let mut trees = eisner::eisner_kbest(table, total);
+        // one list: the flat Viterbi; more (a ban list, k-best): lazy k-best on its chart
+        let mut trees = if total == 1 {
+            eisner::eisner_kbest(table, 1)
+        } else {
+            eisner_lazy::eisner_kbest_lazy(table, total)
+        };
         trees.retain(|t| !banned(&t.heads, &t.rels));
         trees.truncate(k);
         Ok(trees)

@@ -13,6 +13,7 @@ use bicrit_core::{Objective, Terms};
 use super::arcs::ArcTable;
 use super::cle::cle_kbest;
 use super::eisner::eisner_kbest;
+use super::eisner_lazy::eisner_kbest_lazy;
 use super::tree::{check_tree, is_projective};
 use super::val::Val;
 use super::*;
@@ -135,6 +136,10 @@ fn brute_values(
 }
 
 fn check_decoder(projective: bool, cases: usize, seed: u64) {
+    check_decoder_with(projective, false, cases, seed);
+}
+
+fn check_decoder_with(projective: bool, lazy: bool, cases: usize, seed: u64) {
     let mut rng = Rng(seed);
     let trees: Vec<Vec<Vec<u32>>> = (0..=6).map(|n| if n == 0 { Vec::new() } else { all_trees(n) }).collect();
     for case in 0..cases {
@@ -148,7 +153,11 @@ fn check_decoder(projective: bool, cases: usize, seed: u64) {
         let k = 1 + rng.below(8);
         let lex = rng.below(2) == 0;
         let (table, values) = random_table(&mut rng, n, nr, k, lex);
-        let got = if projective { eisner_kbest(&table, k) } else { cle_kbest(&table, k, k, |_, _| true) };
+        let got = match (projective, lazy) {
+            (true, false) => eisner_kbest(&table, k),
+            (true, true) => eisner_kbest_lazy(&table, k),
+            _ => cle_kbest(&table, k, k, |_, _| true),
+        };
         let want = brute_values(n, nr, &values, &trees[n], projective);
         assert_eq!(got.len(), k.min(want.len()), "case {case}: n={n} nr={nr} k={k}");
         let mut seen = HashSet::new();
@@ -177,6 +186,42 @@ fn check_decoder(projective: bool, cases: usize, seed: u64) {
 #[test]
 fn eisner_kbest_equals_enumeration() {
     check_decoder(true, 3000, 1);
+}
+
+#[test]
+fn lazy_eisner_kbest_equals_enumeration() {
+    check_decoder_with(true, true, 3000, 2);
+}
+
+#[test]
+fn lazy_eisner_kbest_has_the_eager_values_on_long_sentences() {
+    // every rank's value as the eager k-best lists give it, single root and several root
+    // children, with lexicographic secondaries; distinct valid trees claiming true values
+    let mut rng = Rng(7);
+    for case in 0..40 {
+        let n = 1 + rng.below(24);
+        let nr = 1 + rng.below(3);
+        let lex = rng.below(2) == 0;
+        let k = 1 + rng.below(20);
+        let (mut table, values) = random_table(&mut rng, n, nr, k, lex);
+        table.set_multi_root(rng.below(2) == 0);
+        let eager = eisner_kbest(&table, k);
+        let lazy = eisner_kbest_lazy(&table, k);
+        let ve: Vec<Val> = eager.iter().map(|t| t.val).collect();
+        let vl: Vec<Val> = lazy.iter().map(|t| t.val).collect();
+        assert_eq!(ve, vl, "case {case}: n={n} nr={nr} k={k}");
+        let mut seen = HashSet::new();
+        for t in &lazy {
+            tree::check_tree_roots(&t.heads, !table.multi_root()).unwrap();
+            assert!(is_projective(&t.heads));
+            let mut v = Val::ZERO;
+            for d in 1..=n {
+                v = v + values[(t.heads[d - 1] as usize * (n + 1) + d) * nr + t.rels[d - 1] as usize];
+            }
+            assert_eq!(v, t.val);
+            assert!(seen.insert((t.heads.clone(), t.rels.clone())));
+        }
+    }
 }
 
 #[test]

@@ -28,7 +28,7 @@ pub mod multilabel;
 pub mod tree;
 
 use bicrit_core::{Error, Lambda, LambdaOracle, Objective, PlaneQuery, Result, Terms};
-use bicrit_searches::{Item, SearchSpec};
+use bicrit_searches::{Item, SearchSpec, WarmStart};
 use bicrit_surrogates::Surrogate;
 use rayon::prelude::*;
 
@@ -95,11 +95,16 @@ fn one_loss<S: ScoreStructure>(
     gold: &S::Label,
     psi: &dyn Surrogate,
     method: &Method,
-) -> Result<InstanceLoss<S::Label>> {
+    warm: Option<&WarmStart<S::Label>>,
+) -> Result<(InstanceLoss<S::Label>, Option<WarmStart<S::Label>>)> {
     s.check_label(&(), i, gold).map_err(|e| prefix(e, i))?;
+    // A warm start is a hint (the answer is exact without it): one whose labels do not fit this
+    // example (an id reused for another sentence) is dropped.
+    let warm = warm.filter(|ws| ws.labels.iter().all(|y| s.check_label(&(), i, y).is_ok()));
     let gold_terms = s.terms(gold, gold)?;
     let fm = psi.factor_map(&gold_terms);
     let mut oracle = StructureOracle::new(s, w, &(), i, gold, fm);
+    let mut next = None;
     let (value, answer, is_gold, calls, upper_bound) = match method {
         Method::LossAugmented => {
             let found = oracle.query(&PlaneQuery::lambda(Lambda::Finite(1.0)))?;
@@ -115,7 +120,10 @@ fn one_loss<S: ScoreStructure>(
             }
         }
         Method::Search(spec) => {
-            let out = spec.run(&mut oracle, psi, None, None)?;
+            spec.check(psi, oracle.capabilities())?;
+            let out = spec.run_with(&mut oracle, psi, warm, None, false)?;
+            // the upper-right chain of the labels seen and the best one (at most 32)
+            next = Some(out.warm.resolve(warm)?);
             (out.value, out.answer, out.is_gold, out.calls.total(), out.upper_bound)
         }
     };
@@ -135,7 +143,7 @@ fn one_loss<S: ScoreStructure>(
             )));
         }
     };
-    Ok(InstanceLoss { value, answer, coef, is_gold, calls, upper_bound })
+    Ok((InstanceLoss { value, answer, coef, is_gold, calls, upper_bound }, next))
 }
 
 fn prefix(e: Error, i: usize) -> Error {
@@ -155,6 +163,26 @@ pub fn loss_batch<S: ScoreStructure>(
     method: &Method,
     parallel: bool,
 ) -> Result<Vec<InstanceLoss<S::Label>>> {
+    let out = loss_batch_warm(s, w, gold, psi, method, parallel, &[])?;
+    Ok(out.into_iter().map(|(l, _)| l).collect())
+}
+
+/// [`loss_batch`] with a warm start per instance (`warm[i]`, or none when `warm` is shorter):
+/// the labels of an earlier search of the same example (an earlier epoch), re-evaluated under
+/// the current scores before the search asks the oracle (thesis §`sec:convex_hull_search`,
+/// label cache). The values are the same as without it (every search stays exact); the number
+/// of oracle calls is what changes. Returns each loss with the warm start for the example's
+/// next search (None for the one-call loss-augmented method, which needs none).
+#[allow(clippy::type_complexity)]
+pub fn loss_batch_warm<S: ScoreStructure>(
+    s: &S,
+    w: &[f64],
+    gold: &[S::Label],
+    psi: &dyn Surrogate,
+    method: &Method,
+    parallel: bool,
+    warm: &[Option<WarmStart<S::Label>>],
+) -> Result<Vec<(InstanceLoss<S::Label>, Option<WarmStart<S::Label>>)>> {
     check_batch(s, w, gold.len())?;
     if let Method::Search(spec) = method {
         // refuse an impossible combination once, naming both pieces, before any work
@@ -170,7 +198,7 @@ pub fn loss_batch<S: ScoreStructure>(
         };
         spec.check(psi, caps)?;
     }
-    let run = |i: usize| one_loss(s, w, i, &gold[i], psi, method);
+    let run = |i: usize| one_loss(s, w, i, &gold[i], psi, method, warm.get(i).and_then(|x| x.as_ref()));
     if parallel {
         (0..gold.len()).into_par_iter().map(run).collect()
     } else {
