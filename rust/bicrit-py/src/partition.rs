@@ -149,6 +149,7 @@ fn counts_dict<'py>(py: Python<'py>, c: &PassCounts) -> PyResult<Bound<'py, PyDi
     let d = crate::learners::calls_dict(py, &c.calls)?;
     d.set_item("evaluated", c.calls.evaluated)?;
     d.set_item("loss", c.loss)?;
+    d.set_item("loss_sq", c.loss_sq)?;
     d.set_item("inferences", c.inferences)?;
     d.set_item("fractional", c.fractional)?;
     d.set_item("gold", c.gold)?;
@@ -162,12 +163,15 @@ fn counts_from_py(d: &Bound<'_, PyDict>) -> PyResult<PassCounts> {
             None => 0,
         })
     };
-    let loss: f64 = match d.get_item("loss")? {
-        Some(v) => v.extract()?,
-        None => 0.0,
+    let float = |k: &str| -> PyResult<f64> {
+        Ok(match d.get_item(k)? {
+            Some(v) => v.extract()?,
+            None => 0.0,
+        })
     };
     Ok(PassCounts {
-        loss,
+        loss: float("loss")?,
+        loss_sq: float("loss_sq")?,
         calls: Calls {
             lambda: get("lambda")?,
             extreme: get("extreme")?,
