@@ -17,6 +17,10 @@ Variants (each with ``C="auto"``, ``random_state=0``, everything else the defaul
   rule "C='auto' also chooses the graph";
 * ``choose-any`` (derived): whichever of ``graph``, ``graph+bias`` and ``independent+bias``
   scored highest on that hold-out (ties: in that order);
+* ``graph+sq`` (round 5): ``graph`` with squared slacks (BCFW ``slack_norm=2``:
+  ½‖w‖² + C·Σ_i ξ_i²), the structured analogue of LinearSVC's squared hinge;
+* ``choose-norm`` (derived): ``graph`` or ``graph+sq``, whichever scored higher on C="auto"'s
+  own hold-out (ties: ``graph``) — the rule "C='auto' also chooses the slack norm";
 * ``ovr``: one-vs-rest LinearSVC, C chosen on the same hold-out by the same key
   (``bench_manylabels._ovr``), for reference;
 * ``ovr-hinge``: the same with ``loss="hinge"`` (LinearSVC's default is the squared hinge): how
@@ -92,7 +96,9 @@ def run(data: str, surrogate: str, variant: str, seed: int) -> dict[str, Any]:
         row.update(C=float(c), epochs=None, validation=None)
     else:
         kw: dict[str, Any] = {"surrogate": surrogate, "C": "auto", "random_state": 0}
-        if variant != "graph":
+        if variant == "graph+sq":
+            kw["slack_norm"] = 2
+        elif variant != "graph":
             X_fit, X_ev = _with_bias(X_fit, X_ev)
             kw["scale"] = False
         if variant == "independent+bias":
