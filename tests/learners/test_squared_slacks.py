@@ -73,9 +73,7 @@ def test_binary_margin_is_linearsvc_squared_hinge(C: float) -> None:
     assert abs(hinge[-1]["objective"] - ours) > 1e-3 * ours
 
 
-def _enumerated_optimum(
-    structure, X: np.ndarray, Y: np.ndarray, surrogate: str, C: float
-) -> float:
+def _enumerated_optimum(structure, X: np.ndarray, Y: np.ndarray, surrogate: str, C: float) -> float:
     """min ½‖w‖² + C·Σξ_i² s.t. ξ_i ≥ 0 and ξ_i ≥ ψ(m(y), L(y)) for every label y (affine in w:
     margin L + w·Δφ, slack L·(1 + w·Δφ)), by SLSQP on (w, ξ)."""
     n, k = Y.shape
