@@ -475,8 +475,11 @@ impl BcfwParams {
             block_size,
             shuffle: r.boolean("shuffle")?,
             tol: r.float("tol", |x| x >= 0.0, "a finite float ≥ 0")?,
-            slack_norm: r.int("slack_norm", |x| crate::catalog::slack_norms(Kind::Bcfw).contains(&x), "1 or 2")?
-                as u8,
+            slack_norm: r.int(
+                "slack_norm",
+                |x| crate::catalog::slack_norms(Kind::Bcfw).contains(&x),
+                "1 or 2",
+            )? as u8,
         })
     }
 

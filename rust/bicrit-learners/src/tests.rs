@@ -181,7 +181,8 @@ fn train<S: Structure>(
     let c = l.common().c;
     let xi = crate::slacks(&l);
     let (obj, _) =
-        objective(&p, &Context::sequential(), &w, c, l.slack_norm(), crate::warm_starts(&l), xi.as_deref()).unwrap();
+        objective(&p, &Context::sequential(), &w, c, l.slack_norm(), crate::warm_starts(&l), xi.as_deref())
+            .unwrap();
     Run { w, objective: obj, stats }
 }
 
@@ -560,7 +561,11 @@ fn check_certificate(run: &Run, opt: f64, final_gap: f64, what: &str) {
     for st in &run.stats {
         let (gap, dual) = (st.gap.unwrap(), st.dual.unwrap());
         assert!(gap >= -1e-9 * opt.abs().max(1.0), "{what} epoch {}: gap {gap} < 0", st.epoch);
-        assert!(dual <= opt * (1.0 + 1e-6) + 1e-9, "{what} epoch {}: dual {dual} above the optimum {opt}", st.epoch);
+        assert!(
+            dual <= opt * (1.0 + 1e-6) + 1e-9,
+            "{what} epoch {}: dual {dual} above the optimum {opt}",
+            st.epoch
+        );
         assert!(
             st.objective >= opt * (1.0 - 1e-6) - 1e-9,
             "{what} epoch {}: primal {} below the optimum {opt}",
@@ -602,8 +607,11 @@ fn squared_slacks_bcfw_reaches_the_qp_optimum() {
     };
     for c in [0.02, 0.2] {
         let opt = reference_p(&s, &x, &y, &every, slack.as_ref(), c, 2);
-        let params =
-            [kv("C", Value::Float(c)), kv("slack_norm", Value::Int(2)), kv("objective", Value::Str("exact".into()))];
+        let params = [
+            kv("C", Value::Float(c)),
+            kv("slack_norm", Value::Int(2)),
+            kv("objective", Value::Str("exact".into())),
+        ];
         let run = train(&s, &x, &y, slack.as_ref(), "convex-hull-ban", Kind::Bcfw, &params, 400, None);
         assert!(rel(run.objective, opt) < 3e-4, "slack C = {c}: bcfw {} vs {opt}", run.objective);
         check_certificate(&run, opt, 3e-3, &format!("multilabel slack C = {c}"));
@@ -623,7 +631,14 @@ fn squared_slacks_start_from_w0_and_restore_on_interrupt() {
     let psi = by_name("margin", &[]).unwrap();
     let spec = SearchSpec::from_name("convex-hull").unwrap();
     let prepared = Prepared::new(&s, &x, &y, psi.as_ref()).unwrap();
-    let p = Problem { structure: &s, data: &x, labels: &y, psi: psi.as_ref(), search: &spec, prepared: &prepared };
+    let p = Problem {
+        structure: &s,
+        data: &x,
+        labels: &y,
+        psi: psi.as_ref(),
+        search: &spec,
+        prepared: &prepared,
+    };
     let ctx = Context::sequential();
     let dim = s.size_joint_feature();
     let params = [kv("slack_norm", Value::Int(2)), kv("objective", Value::Str("exact".into()))];
@@ -632,7 +647,8 @@ fn squared_slacks_start_from_w0_and_restore_on_interrupt() {
         a.epoch(&p, &ctx).unwrap();
     }
     // from w0: the first step's line search includes the quadratic term, the certificate holds
-    let mut b: AnyLearner<MlLabel> = AnyLearner::new(Kind::Bcfw, &params, 60, dim, Some(a.weights(true))).unwrap();
+    let mut b: AnyLearner<MlLabel> =
+        AnyLearner::new(Kind::Bcfw, &params, 60, dim, Some(a.weights(true))).unwrap();
     let first = b.epoch(&p, &ctx).unwrap();
     assert!(first.gap.unwrap() >= -1e-9 && first.dual.unwrap() <= first.objective);
     // an interrupted epoch leaves the state (α included) as it was

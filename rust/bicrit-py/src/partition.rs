@@ -9,8 +9,8 @@ use std::sync::Arc;
 use bicrit_core::{Error, Result, SparseVec};
 use bicrit_learners::rounds::{cut_pass, Cut, RoundStats};
 use bicrit_learners::{
-    check_compatible, exact_pass, params::CpParams, task_loss, warm_starts, AnyLearner, Context, CuttingPlane, Kind, Learner,
-    PassCounts, Prepared, Problem,
+    check_compatible, exact_pass, params::CpParams, task_loss, warm_starts, AnyLearner, Context,
+    CuttingPlane, Kind, Learner, PassCounts, Prepared, Problem,
 };
 use bicrit_searches::{Calls, SearchSpec};
 use bicrit_surrogates::Surrogate;
@@ -41,7 +41,13 @@ trait Shard: Send + Sync {
         agg: (f64, f64),
         with_task_loss: bool,
     ) -> Result<(Output, Option<f64>)>;
-    fn evaluate(&self, psi: &dyn Surrogate, search: &SearchSpec, ctx: &Context<'_>, w: &[f64]) -> Result<PassCounts>;
+    fn evaluate(
+        &self,
+        psi: &dyn Surrogate,
+        search: &SearchSpec,
+        ctx: &Context<'_>,
+        w: &[f64],
+    ) -> Result<PassCounts>;
     fn n(&self) -> usize;
     fn dual_share(&self) -> Option<(Vec<f64>, f64)>;
 }
@@ -93,7 +99,13 @@ impl<S: FromAny> Shard for Held<S> {
         Ok((out, task))
     }
 
-    fn evaluate(&self, psi: &dyn Surrogate, search: &SearchSpec, ctx: &Context<'_>, w: &[f64]) -> Result<PassCounts> {
+    fn evaluate(
+        &self,
+        psi: &dyn Surrogate,
+        search: &SearchSpec,
+        ctx: &Context<'_>,
+        w: &[f64],
+    ) -> Result<PassCounts> {
         let structure = structure_of::<S>(&self.any)?;
         let p = Problem {
             structure,
@@ -104,7 +116,11 @@ impl<S: FromAny> Shard for Held<S> {
             prepared: &self.prepared,
         };
         if w.len() != p.dim() {
-            return Err(Error::input(format!("w has length {} but the joint feature size is {}", w.len(), p.dim())));
+            return Err(Error::input(format!(
+                "w has length {} but the joint feature size is {}",
+                w.len(),
+                p.dim()
+            )));
         }
         exact_pass(&p, ctx, w, warm_starts(&self.learner), None)
     }
