@@ -101,7 +101,7 @@ def check_slack_norm(norm: int, learner: str) -> None:
     """Refuses a slack norm the learner does not train with (the native catalog decides)."""
     from bicrit.learners import LEARNERS, slack_norms
 
-    if norm not in slack_norms(learner):
+    if norm != 1 and norm not in slack_norms(learner):
         able = [name for name in LEARNERS if norm in slack_norms(name)]
         raise InvalidParameterError(
             f"slack_norm={norm} (squared slacks) needs learner {' or '.join(map(repr, able))}; "
