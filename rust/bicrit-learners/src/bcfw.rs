@@ -38,8 +38,9 @@
 //!
 //! **Squared slacks** (`slack_norm=2`, SVM^struct's `-p 2`): P = ½‖w‖² + C·Σ_i ξ_i² with
 //! ξ_i = max(0, ℓ_i(w)) — C in scikit-learn's sense, as in LinearSVC's squared hinge (which it is
-//! for a binary problem; on K labels the instance's whole slack is squared). With the corners written ℓ_iy(w) = b_iy + u_iy·w, the
-//! Lagrangian gives w = −Σ a_iy·u_iy, 2C·ξ_i = A_i := Σ_y a_iy and the dual
+//! for a binary problem; on K labels the instance's whole slack is squared). With the corners
+//! written ℓ_iy(w) = b_iy + u_iy·w, the Lagrangian gives w = −Σ a_iy·u_iy, 2C·ξ_i = A_i := Σ_y a_iy
+//! and the dual
 //! D(a) = Σ a_iy·b_iy − ½‖w‖² − Σ_i A_i²/(4C) over a ≥ 0, with no upper bound (the box of the
 //! 1-norm becomes the separable quadratic term). Each block keeps one more number, α_i = A_i/C.
 //! * **Corner.** The dual point that matches the primal at w is a_i = 2C·ξ_i·e_y* (y* the answer of
@@ -51,9 +52,10 @@
 //!   & Zhang 2013, whose dual gain is at least γ·gap_i − O(γ²).)
 //! * **Line search.** D along a_i + γ(s − a_i) is a concave quadratic: with Δα = κ − α_i,
 //!   `γ = (λ(w·d − C·α_i·Δα/2) − ℓ_i + ℓ_s) / (λ(‖d‖² + C·Δα²/2))` clipped to [0, 1].
-//! * **Gap.** P − D = Σ_i gap_i with gap_i = C·ξ_i² + A_i²/(4C) − Σ_y a_iy·ℓ_iy(w) ≥ C(ξ_i − A_i/(2C))² ≥ 0;
-//!   in the λ-form `gap_i = λ(w·w_i + C·ξ_i² + C·α_i²/4) − ℓ_i`. The exact gap of the averaged model
-//!   uses the averaged α_i (kept lazily), so it is a certificate as for the 1-norm.
+//! * **Gap.** P − D = Σ_i gap_i with gap_i = C·ξ_i² + A_i²/(4C) − Σ_y a_iy·ℓ_iy(w)
+//!   ≥ C(ξ_i − A_i/(2C))² ≥ 0; in the λ-form `gap_i = λ(w·w_i + C·ξ_i² + C·α_i²/4) − ℓ_i`. The
+//!   exact gap of the averaged model uses the averaged α_i (kept lazily), so it is a certificate
+//!   as for the 1-norm.
 
 use std::time::Instant;
 
