@@ -14,6 +14,8 @@ the test split.
     python benches/learners/bench_manylabels.py [--sets a,b] [--methods ovr,margin,slack]
         [--out benches/learners/results/manylabels.jsonl]
 
+Methods: ``ovr``, a surrogate (``margin``, ``slack``: the default ``MultiLabelSVM``), or a
+surrogate with ``+sq`` (``margin+sq``: the same with squared slacks, ``slack_norm=2``).
 ``--one NAME METHOD`` runs one fit and prints its JSON row (what the driver calls). Each fit's
 test predictions go to ``--pred-dir`` (``NAME.METHOD.npz``: the 0/1 rows bit-packed, with the
 commit), for the paired bootstrap of ``bootstrap_manylabels.py``.
@@ -143,7 +145,14 @@ def run_one(
         P, c = _ovr(tr, te)
         row.update(C=c, epochs=None, calls_per_inference=None, edges="-")
     else:
-        est = MultiLabelSVM(surrogate=method, C="auto", random_state=0, n_jobs=n_jobs).fit(tr)
+        surrogate, _, variant = method.partition("+")
+        est = MultiLabelSVM(
+            surrogate=surrogate,
+            slack_norm=2 if variant == "sq" else 1,
+            C="auto",
+            random_state=0,
+            n_jobs=n_jobs,
+        ).fit(tr)
         P = est.predict(te.X)
         s = est.training_summary()
         row.update(

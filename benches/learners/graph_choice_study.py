@@ -17,6 +17,10 @@ Variants (each with ``C="auto"``, ``random_state=0``, everything else the defaul
   rule "C='auto' also chooses the graph";
 * ``choose-any`` (derived): whichever of ``graph``, ``graph+bias`` and ``independent+bias``
   scored highest on that hold-out (ties: in that order);
+* ``graph+sq`` (round 5): ``graph`` with squared slacks (BCFW ``slack_norm=2``:
+  ½‖w‖² + C·Σ_i ξ_i²), the structured analogue of LinearSVC's squared hinge;
+* ``choose-norm`` (derived): ``graph`` or ``graph+sq``, whichever scored higher on C="auto"'s
+  own hold-out (ties: ``graph``) — the rule "C='auto' also chooses the slack norm";
 * ``ovr``: one-vs-rest LinearSVC, C chosen on the same hold-out by the same key
   (``bench_manylabels._ovr``), for reference;
 * ``ovr-hinge``: the same with ``loss="hinge"`` (LinearSVC's default is the squared hinge): how
@@ -24,6 +28,8 @@ Variants (each with ``C="auto"``, ``random_state=0``, everything else the defaul
 
     python benches/learners/graph_choice_study.py --sets emotions,birds --seeds 1
     python benches/learners/graph_choice_study.py --table
+    python benches/learners/graph_choice_study.py \
+        --table-sq benches/learners/results/graph_choice_study*.jsonl
 
 Rows: ``benches/learners/results/graph_choice_study.jsonl`` (round 4: seed 1 there, seed 2 in
 ``graph_choice_study_seed2.jsonl``, the ``ovr-hinge`` rows in ``graph_choice_study_hinge.jsonl``;
@@ -92,7 +98,9 @@ def run(data: str, surrogate: str, variant: str, seed: int) -> dict[str, Any]:
         row.update(C=float(c), epochs=None, validation=None)
     else:
         kw: dict[str, Any] = {"surrogate": surrogate, "C": "auto", "random_state": 0}
-        if variant != "graph":
+        if variant == "graph+sq":
+            kw["slack_norm"] = 2
+        elif variant != "graph":
             X_fit, X_ev = _with_bias(X_fit, X_ev)
             kw["scale"] = False
         if variant == "independent+bias":
@@ -221,6 +229,77 @@ def table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
+def table_sq(rows: list[dict[str, Any]]) -> str:
+    """Round 5: ``graph`` against ``graph+sq`` and the derived ``choose-norm`` (whichever of the
+    two scored higher on C="auto"'s own hold-out; ties: ``graph``), with ``ovr``: evaluation
+    micro-F1 / Acc, mean over the seeds where both fitted variants ran (C of each seed; for
+    ``choose-norm`` which was taken). Summary rows: the mean difference to ``graph`` per fit
+    (fits with a higher / lower accuracy; hold-out score higher / lower) and to OvR (pairs
+    ≥ OvR in both)."""
+    by: dict[tuple[str, str, int], dict[str, dict[str, Any]]] = {}
+    for r in rows:
+        by.setdefault((r["data"], r["surrogate"], r["seed"]), {})[r["variant"]] = r
+    ovr = {(r["data"], r["seed"]): r for r in rows if r["variant"] == "ovr"}
+    names = ["graph", "graph+sq", "choose-norm", "ovr"]
+    groups: dict[tuple[str, str], dict[str, list[dict[str, Any]]]] = {}
+    for (data, sur, seed), g in by.items():
+        if sur == "-" or "graph" not in g or "graph+sq" not in g or (data, seed) not in ovr:
+            continue
+        a, b = g["graph"], g["graph+sq"]
+        pick = b if b["validation"] > a["validation"] else a
+        cells = {"graph": a, "graph+sq": b, "choose-norm": {**pick, "picked": pick["variant"]}}
+        cells["ovr"] = ovr[(data, seed)]
+        for x in names:
+            groups.setdefault((data, sur), {}).setdefault(x, []).append(cells[x])
+    out = ["| data | surrogate | " + " | ".join(names) + " |", "|---" * (2 + len(names)) + "|"]
+    per_fit: dict[str, list[tuple[float, float, float]]] = {x: [] for x in names}
+    to_ovr: dict[str, list[tuple[float, float]]] = {x: [] for x in names}
+    meets = dict.fromkeys(names, 0)
+    for (data, sur), g in groups.items():
+        cells = []
+        of1 = float(np.mean([r["micro_f1"] for r in g["ovr"]]))
+        oacc = float(np.mean([r["jaccard_acc"] for r in g["ovr"]]))
+        for x in names:
+            rs = g[x]
+            f1 = float(np.mean([r["micro_f1"] for r in rs]))
+            acc = float(np.mean([r["jaccard_acc"] for r in rs]))
+            cs = "/".join(f"{r['C']:g}" for r in rs)
+            pick = " [" + "/".join("s" if r.get("picked") == "graph+sq" else "g" for r in rs) + "]"
+            cells.append(f"{f1:.4f} / {acc:.4f} (C {cs}){pick if x == 'choose-norm' else ''}")
+            to_ovr[x].append((f1 - of1, acc - oacc))
+            meets[x] += int(f1 >= of1 and acc >= oacc)
+            if x != "ovr":
+                for r, b in zip(rs, g["graph"], strict=True):
+                    dv = r["validation"] - b["validation"]
+                    per_fit[x].append(
+                        (r["micro_f1"] - b["micro_f1"], r["jaccard_acc"] - b["jaccard_acc"], dv)
+                    )
+        out.append(f"| {data} | {sur} | " + " | ".join(cells) + " |")
+    out.append(
+        "| mean − graph, per fit (Acc higher / lower; hold-out higher / lower) | | "
+        + " | ".join(
+            f"{np.mean([d[0] for d in per_fit[x]]):+.4f} / "
+            f"{np.mean([d[1] for d in per_fit[x]]):+.4f}"
+            f" ({sum(d[1] > 0 for d in per_fit[x])} / {sum(d[1] < 0 for d in per_fit[x])};"
+            f" {sum(d[2] > 0 for d in per_fit[x])} / {sum(d[2] < 0 for d in per_fit[x])})"
+            if per_fit[x]
+            else "–"
+            for x in names
+        )
+        + " |"
+    )
+    out.append(
+        "| mean − OvR (pairs ≥ OvR in both) | | "
+        + " | ".join(
+            f"{np.mean([d[0] for d in to_ovr[x]]):+.4f} / {np.mean([d[1] for d in to_ovr[x]]):+.4f}"
+            f" ({meets[x]} of {len(to_ovr[x])})"
+            for x in names
+        )
+        + " |"
+    )
+    return "\n".join(out)
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--sets", default="emotions,birds,genbase,medical,scene,yeast,enron")
@@ -229,8 +308,17 @@ def main() -> int:
     p.add_argument("--seeds", default="1,2")
     p.add_argument("--out", default=str(OUT))
     p.add_argument("--table", action="store_true")
+    p.add_argument("--table-sq", nargs="+", metavar="JSONL", help="round 5's table of these files")
     a = p.parse_args()
     out = Path(a.out)
+    if a.table_sq:
+        files = [Path(f) for f in a.table_sq]
+        print(
+            table_sq(
+                [json.loads(x) for f in files for x in f.read_text().splitlines() if x.strip()]
+            )
+        )
+        return 0
     if a.table:
         print(table([json.loads(x) for x in out.read_text().splitlines() if x.strip()]))
         return 0

@@ -324,6 +324,7 @@ def _params(args: argparse.Namespace, surrogate: str) -> dict[str, Any]:
         "random_state": args.seed,
         "n_jobs": args.n_jobs,
         "edges": args.edges,
+        "slack_norm": args.slack_norm,
     }
     chosen = {k: v for k, v in given.items() if v is not None}
     name, params = _surrogate_option(surrogate)
@@ -521,6 +522,13 @@ def _add_train(sub: Any) -> None:
         help="learner (default: the estimator's; auto: bcfw when the surrogate allows it)",
     )
     p.add_argument("-C", type=_positive_float, default=None, help="C, multiplies the loss")
+    p.add_argument(
+        "--slack-norm",
+        type=int,
+        choices=[1, 2],
+        default=None,
+        help="1: C·Σ ξ_i; 2: squared slacks C·Σ ξ_i² (learner bcfw; default: the estimator's)",
+    )
     p.add_argument(
         "--tune",
         action="store_true",

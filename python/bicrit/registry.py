@@ -404,7 +404,7 @@ def capability_tables(*, builtins_only: bool = True) -> str:
             text = _cell(c.description)
             out.append(f"| `{c.name}` | " + " | ".join(cells) + f" | {text} |")
     out += ["", "## Learners", ""]
-    cols = ["surrogates", "provides_xi"]
+    cols = ["surrogates", "provides_xi", "slack_norms"]
     out.append("| name | " + " | ".join(cols) + " | parameters | description |")
     out.append("|" + "---|" * (len(cols) + 3))
     for info in LEARNERS.values():

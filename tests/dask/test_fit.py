@@ -274,3 +274,7 @@ def test_what_does_not_run_on_a_cluster_says_why(client):
     with pytest.raises(IncompatibleError, match=r"cutting-plane-n.*does not train on partitions"):
         bicrit.dask.fit(est, _parts(X, Y, [0, 100]))
     assert not hasattr(est, "coef_")
+    est = bicrit.StructuredSVM(**{**CP, "learner": "bcfw", "slack_norm": 2})
+    with pytest.raises(IncompatibleError, match=r"slack_norm=2.*does not train on partitions"):
+        bicrit.dask.fit(est, _parts(X, Y, [0, 100]))
+    assert not hasattr(est, "coef_")

@@ -137,6 +137,11 @@ def fit(
             raise IncompatibleError(
                 f"learner {learner!r} does not train on partitions: use one of {LEARNERS}"
             )
+        if params.get("slack_norm", 1) != 1:
+            raise IncompatibleError(
+                "slack_norm=2 (squared slacks) does not train on partitions yet: CoCoA rounds "
+                "add the partitions' changes of the 1-norm dual only"
+            )
         stops = []
         if estimator.n_iter_no_change is not None:
             probe = shards.probe(PROBE_SIZE, estimator._probe_seed())

@@ -97,6 +97,7 @@ class DependencySVM(StructuredSVM):
         surrogate: Any = "margin",
         search: Any = "auto",
         learner: str = "sgd",
+        slack_norm: int = 1,
         C: float = 1.0,
         max_epochs: int = 50,
         tol: float | None = 1e-3,

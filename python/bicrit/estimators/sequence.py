@@ -99,6 +99,7 @@ class SequenceSVM(StructuredSVM):
         surrogate: Any = "margin",
         search: Any = "auto",
         learner: str = "auto",
+        slack_norm: int = 1,
         C: float = 1.0,
         max_epochs: int = 50,
         tol: float | None = 1e-3,

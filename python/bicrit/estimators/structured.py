@@ -68,6 +68,12 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
         See :mod:`bicrit.learners`; ``learner_params`` are passed to it. ``"auto"``:
         :func:`~bicrit.learners.auto_learner` — BCFW when the surrogate allows it, else SGD; the
         learner used is ``learner_`` after fit.
+    slack_norm : {1, 2}, default 1
+        The power of each instance's slack ξ_i = max(0, ℓ_i(w)) in the objective: 1 minimises
+        ½‖w‖² + C·Σ_i ξ_i (the hinge form of the thesis), 2 minimises ½‖w‖² + C·Σ_i ξ_i²
+        (squared slacks, SVM^struct's ``-p 2``; on a binary problem LinearSVC's default squared
+        hinge). The learners that train with 2 are listed by the native catalog
+        (:func:`bicrit.learners.slack_norms`: ``bcfw``); another learner refuses it.
     C : float or "auto", default 1.0
         Weight of the loss (scikit-learn's sense; mapping to the thesis in the module
         docstring). ``"auto"`` chooses it on held-out data (:mod:`bicrit.estimators.tuning`).
@@ -142,6 +148,7 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
         surrogate: Any = "margin",
         search: Any = "auto",
         learner: str = "sgd",
+        slack_norm: int = 1,
         C: float | str = 1.0,
         max_epochs: int = 50,
         tol: float | None = 1e-3,
@@ -241,6 +248,9 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
         else:
             params["random_state"] = int(self.random_state)
         params.setdefault("task_loss", True)
+        norm = self._slack_norm_value()
+        if norm != 1:
+            params["slack_norm"] = norm
         if "tol" in LEARNERS[learner].params and self.tol is not None:
             params.setdefault("tol", float(self.tol))
         return params
@@ -263,6 +273,10 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
         self._set_coef(np.asarray(result.runner.weights(True), dtype=np.float64))
 
     # ---------------------------------------------------------------- internals
+
+    def _slack_norm_value(self) -> int:
+        """The slack norm of the next training run (``slack_norm``)."""
+        return int(getattr(self, "slack_norm", 1))
 
     def _c_value(self) -> float:
         """The C of the next training run: ``C``, or the one ``C="auto"`` chose."""
@@ -442,6 +456,7 @@ class StructuredSVM(BaseEstimator):  # type: ignore[misc]  # scikit-learn has no
         surrogate = self._surrogate_obj()
         search = self._search_spec(surrogate, structure)
         learner = self._learner_name(surrogate, distributed)
+        validation.check_slack_norm(self._slack_norm_value(), learner)
         return surrogate, search, learner, self._learner_params(learner)
 
     def _run(

@@ -87,10 +87,25 @@ def check_common(est: Any) -> None:
             f"warmup ({wu}) must be smaller than max_epochs ({est.max_epochs}): the surrogate "
             "needs an epoch"
         )
-    reserved = {"C", "n_jobs", "random_state"} & set(est.learner_params or {})
+    norm = getattr(est, "slack_norm", 1)
+    if isinstance(norm, bool) or norm not in (1, 2):
+        raise InvalidParameterError(f"slack_norm must be 1 or 2, got {norm!r}")
+    reserved = {"C", "n_jobs", "random_state", "slack_norm"} & set(est.learner_params or {})
     if reserved:
         raise InvalidParameterError(
             f"learner_params must not set {sorted(reserved)}: they are estimator parameters"
+        )
+
+
+def check_slack_norm(norm: int, learner: str) -> None:
+    """Refuses a slack norm the learner does not train with (the native catalog decides)."""
+    from bicrit.learners import LEARNERS, slack_norms
+
+    if norm != 1 and norm not in slack_norms(learner):
+        able = [name for name in LEARNERS if norm in slack_norms(name)]
+        raise InvalidParameterError(
+            f"slack_norm={norm} (squared slacks) needs learner {' or '.join(map(repr, able))}; "
+            f"learner {learner!r} trains with slack_norm=1 only"
         )
 
 

@@ -707,6 +707,13 @@ class HierarchicalSVM(StructuredSVM):
                 f"coef has shape {rows.shape}, expected "
                 f"({self.hierarchy_.n_nodes}, {self.n_features_})"
             )
+        n_in = getattr(self, "n_features_in_", None)
+        bias = self.intercept_scaling_ is not None
+        if n_in is not None and self.n_features_ != int(n_in) + bias:
+            raise InvalidInputError(
+                f"n_features is {self.n_features_} for {n_in} input features "
+                + ("and a bias column" if bias else "without a bias column (intercept_scaling)")
+            )
         self._derive()
 
 

@@ -54,6 +54,7 @@ __all__ = [
     "Trainer",
     "check",
     "make_trainer",
+    "slack_norms",
     "train",
 ]
 
@@ -121,6 +122,13 @@ class Learner(_native.LearnerSpec):
 
 def _make_learner(name: str, params: dict[str, Any]) -> Learner:
     return Learner(name, **params)
+
+
+def slack_norms(learner: str) -> tuple[int, ...]:
+    """The slack norms ``learner`` trains with (its ``slack_norm`` parameter; decided in the
+    native catalog): 1, ½‖w‖² + C·Σ_i ξ_i, for every learner; 2, squared slacks
+    ½‖w‖² + C·Σ_i ξ_i², for ``bcfw``."""
+    return tuple(int(x) for x in LEARNERS[learner].capabilities.get("slack_norms", (1,)))
 
 
 def resolve_surrogate(surrogate: Any) -> Any:

@@ -35,6 +35,27 @@
 //!   the first direction instead: the first epoch begins with one batch Frank–Wolfe step, with line
 //!   search, from α = 0 towards the corners that w0's inferences select. To continue a training
 //!   run exactly, keep the learner (the Python `Trainer`) instead.
+//!
+//! **Squared slacks** (`slack_norm=2`, SVM^struct's `-p 2`): P = ½‖w‖² + C·Σ_i ξ_i² with
+//! ξ_i = max(0, ℓ_i(w)) — C in scikit-learn's sense, as in LinearSVC's squared hinge (which it is
+//! for a binary problem; on K labels the instance's whole slack is squared). With the corners
+//! written ℓ_iy(w) = b_iy + u_iy·w, the Lagrangian gives w = −Σ a_iy·u_iy, 2C·ξ_i = A_i := Σ_y a_iy
+//! and the dual
+//! D(a) = Σ a_iy·b_iy − ½‖w‖² − Σ_i A_i²/(4C) over a ≥ 0, with no upper bound (the box of the
+//! 1-norm becomes the separable quadratic term). Each block keeps one more number, α_i = A_i/C.
+//! * **Corner.** The dual point that matches the primal at w is a_i = 2C·ξ_i·e_y* (y* the answer of
+//!   the same search; 0 when ξ_i = 0): its block gap is zero, and with the 1-norm the same rule
+//!   (a_i = C·e_y*) gives the Frank–Wolfe vertex. So the corner is κ times the 1-norm's,
+//!   κ = 2ξ_i: w_s = −κ·C·c·Δφ, ℓ_s = κ·b/n, α_s = κ. (The optimum's A_i = 2C·ξ_i* has no
+//!   a-priori bound a Frank–Wolfe vertex could use — an outlier's ξ_i* exceeds the largest task
+//!   loss —; moving towards the matched dual point is the primal–dual step of SDCA, Shalev-Shwartz
+//!   & Zhang 2013, whose dual gain is at least γ·gap_i − O(γ²).)
+//! * **Line search.** D along a_i + γ(s − a_i) is a concave quadratic: with Δα = κ − α_i,
+//!   `γ = (λ(w·d − C·α_i·Δα/2) − ℓ_i + ℓ_s) / (λ(‖d‖² + C·Δα²/2))` clipped to [0, 1].
+//! * **Gap.** P − D = Σ_i gap_i with gap_i = C·ξ_i² + A_i²/(4C) − Σ_y a_iy·ℓ_iy(w)
+//!   ≥ C(ξ_i − A_i/(2C))² ≥ 0; in the λ-form `gap_i = λ(w·w_i + C·ξ_i² + C·α_i²/4) − ℓ_i`. The
+//!   exact gap of the averaged model uses the averaged α_i (kept lazily), so it is a certificate
+//!   as for the 1-norm.
 
 use std::time::Instant;
 
@@ -62,6 +83,8 @@ struct Step<L> {
     dd: f64,
     gamma: f64,
     new_ell: f64,
+    /// κ: the corner is κ times the 1-norm's (1 for the 1-norm; 2ξ_i for squared slacks).
+    kappa: f64,
 }
 
 /// Work for the pool within an epoch: a block's corner, or the new vector of a moved block.
@@ -89,6 +112,10 @@ pub struct Bcfw<L> {
     ell: f64,
     blocks: Vec<SparseVec>,
     block_ell: Vec<f64>,
+    /// Squared slacks: each block's α_i = A_i/C (empty for the 1-norm).
+    alpha: Vec<f64>,
+    /// Squared slacks, with averaging: u_i of the lazy average Σ_k ρ_k·α_i(k) = u_i + (Σρ)·α_i.
+    alpha_u: Vec<f64>,
     avg: LazyAverage,
     ell_avg: f64,
     k: u64,
@@ -118,12 +145,15 @@ impl<L: Clone + PartialEq + Send + Sync> Bcfw<L> {
             )));
         }
         let rng = Rng::new(params.common.random_state);
+        let squared = params.slack_norm == 2;
         Ok(Bcfw {
             lambda,
             w: vec![0.0; dim],
             ell: 0.0,
             blocks: vec![SparseVec::new(); n],
             block_ell: vec![0.0; n],
+            alpha: vec![0.0; if squared { n } else { 0 }],
+            alpha_u: vec![0.0; if squared && params.average { n } else { 0 }],
             avg: LazyAverage::new(if params.average { dim } else { 0 }),
             ell_avg: 0.0,
             k: 0,
@@ -137,10 +167,43 @@ impl<L: Clone + PartialEq + Send + Sync> Bcfw<L> {
         })
     }
 
-    /// The dual objective of the iterate, in the scale of P: −½‖w‖² + n·C·ℓ.
-    fn dual_of(&self, w: &[f64], ell: f64) -> f64 {
+    fn squared(&self) -> bool {
+        self.params.slack_norm == 2
+    }
+
+    /// κ of a corner found with loss value `loss` (see the module documentation).
+    fn kappa(&self, loss: f64) -> f64 {
+        if self.squared() {
+            2.0 * loss.max(0.0)
+        } else {
+            1.0
+        }
+    }
+
+    /// The dual objective of the iterate, in the scale of P: −½‖w‖² + n·C·ℓ, minus C/4·Σ_i α_i²
+    /// for squared slacks (`alpha_sq` = Σ_i α_i²).
+    fn dual_of(&self, w: &[f64], ell: f64, alpha_sq: f64) -> f64 {
         let n = self.blocks.len() as f64;
-        -0.5 * dense_norm_sq(w) + n * self.params.common.c * ell
+        let c = self.params.common.c;
+        -0.5 * dense_norm_sq(w) + n * c * ell - 0.25 * c * alpha_sq
+    }
+
+    /// Σ_i α_i² of the iterate, or of the averaged dual point.
+    fn alpha_sq(&self, averaged: bool) -> f64 {
+        let total = self.avg.total();
+        if averaged && self.params.average && total > 0.0 {
+            self.alpha.iter().zip(&self.alpha_u).map(|(&a, &u)| ((u + total * a) / total).powi(2)).sum()
+        } else {
+            self.alpha.iter().map(|a| a * a).sum()
+        }
+    }
+
+    /// α_i ← α_i + δ, with the lazy average kept.
+    fn move_alpha(&mut self, i: usize, delta: f64) {
+        if self.params.average {
+            self.alpha_u[i] -= self.avg.total() * delta;
+        }
+        self.alpha[i] += delta;
     }
 
     /// Starts the dual with one batch Frank–Wolfe step from α = 0 towards the corners selected at
@@ -159,18 +222,23 @@ impl<L: Clone + PartialEq + Send + Sync> Bcfw<L> {
         let c = self.params.common.c;
         let mut total = vec![0.0; self.w.len()];
         let mut ell = 0.0;
+        let mut kappa_sq = 0.0;
         let mut corners = Vec::with_capacity(n);
         for (i, mut vio) in found.into_iter().enumerate() {
             counts.record(&vio);
             keep_warm(&mut self.warm, i, std::mem::take(&mut vio.warm), &self.params.common, journal)?;
+            let kappa = self.kappa(vio.loss);
             let mut corner = std::mem::take(&mut vio.dphi);
-            corner.values.iter_mut().for_each(|x| *x *= -c * vio.scale);
+            corner.values.iter_mut().for_each(|x| *x *= -c * kappa * vio.scale);
             axpy(&mut total, &corner, 1.0);
-            let l = vio.intercept / n as f64;
+            let l = kappa * vio.intercept / n as f64;
             ell += l;
-            corners.push((corner, l));
+            kappa_sq += kappa * kappa;
+            corners.push((corner, l, kappa));
         }
-        let den = self.lambda * dense_norm_sq(&total);
+        // squared slacks: D(γ) also loses γ²·C/4·Σκ_i²
+        let quad = if self.squared() { 0.5 * c * kappa_sq } else { 0.0 };
+        let den = self.lambda * (dense_norm_sq(&total) + quad);
         let gamma = if den > 0.0 {
             (ell / den).clamp(0.0, 1.0)
         } else if ell > 0.0 {
@@ -178,11 +246,14 @@ impl<L: Clone + PartialEq + Send + Sync> Bcfw<L> {
         } else {
             0.0
         };
-        for (i, (mut corner, l)) in corners.into_iter().enumerate() {
+        for (i, (mut corner, l, kappa)) in corners.into_iter().enumerate() {
             corner.values.iter_mut().for_each(|x| *x *= gamma);
             let old = std::mem::replace(&mut self.blocks[i], corner);
             journal.blocks.push((i, old, self.block_ell[i]));
             self.block_ell[i] = gamma * l;
+            if self.squared() {
+                self.move_alpha(i, gamma * kappa - self.alpha[i]);
+            }
         }
         self.w = total.iter().map(|x| gamma * x).collect();
         self.ell = gamma * ell;
@@ -219,12 +290,14 @@ impl<L: Clone + PartialEq + Send + Sync> Learner<L> for Bcfw<L> {
         self.spare.0.clone_from(&self.w);
         self.spare.1.clone_from(&self.avg);
         let saved = (self.ell, self.ell_avg, self.k, self.epochs, self.rng.clone(), self.pending_w0.clone());
+        let saved_alpha = (self.alpha.clone(), self.alpha_u.clone());
         let mut journal = Journal::new();
         let out = self.run_epoch(p, ctx, &mut journal);
         if out.is_err() {
             std::mem::swap(&mut self.w, &mut self.spare.0);
             std::mem::swap(&mut self.avg, &mut self.spare.1);
             (self.ell, self.ell_avg, self.k, self.epochs, self.rng, self.pending_w0) = saved;
+            (self.alpha, self.alpha_u) = saved_alpha;
             journal.undo_warm(&mut self.warm);
             for (i, block, ell) in journal.blocks.drain(..).rev() {
                 self.blocks[i] = block;
@@ -258,7 +331,8 @@ impl<L: Clone + PartialEq + Send + Sync> Bcfw<L> {
             self.rng.shuffle(&mut order);
         }
         let mut gap_sum = 0.0;
-        let common = &self.params.common;
+        let squared = self.squared();
+        let common = &self.params.common.clone();
         let mut batches = order.chunks(self.params.block_size_for(n));
         // the moved blocks of the previous batch, whose new vectors w_i − γ·d are computed in
         // parallel with the next batch's corners (one dispatch to the pool per batch)
@@ -284,10 +358,11 @@ impl<L: Clone + PartialEq + Send + Sync> Bcfw<L> {
                     Job::Corner(i) => {
                         Done::Corner(p.infer(i, w, 1.0, warm[i].as_ref(), None).and_then(|mut vio| {
                             let dphi = std::mem::take(&mut vio.dphi);
+                            let kappa = if squared { 2.0 * vio.loss.max(0.0) } else { 1.0 };
                             let d = with_scratch(dim, |s| {
                                 s.add_sparse(&blocks[i], 1.0);
-                                if vio.scale != 0.0 {
-                                    s.add_sparse(&dphi, c * vio.scale);
+                                if vio.scale != 0.0 && kappa != 0.0 {
+                                    s.add_sparse(&dphi, c * kappa * vio.scale);
                                 }
                                 s.take()
                             });
@@ -297,7 +372,7 @@ impl<L: Clone + PartialEq + Send + Sync> Bcfw<L> {
                                 .then(|| next.merged(warm[i].as_ref(), common.cache_size))
                                 .transpose()?;
                             let (wd, dd) = (dot(w, &d), norm_sq(&d));
-                            Ok(Step { vio, warm_next, d, wd, dd, gamma: 0.0, new_ell: 0.0 })
+                            Ok(Step { vio, warm_next, d, wd, dd, gamma: 0.0, new_ell: 0.0, kappa })
                         }))
                     }
                     // the step is freed here, on the pool's thread
@@ -332,14 +407,28 @@ impl<L: Clone + PartialEq + Send + Sync> Bcfw<L> {
                 if let Some(next) = st.warm_next.take() {
                     install_warm(&mut self.warm, i, next, journal)?;
                 }
-                let ell_s = st.vio.intercept / nf;
-                // the block's duality gap at the weights its corner was computed at
-                let gap_i = lambda * st.wd - self.block_ell[i] + ell_s;
-                gap_sum += gap_i;
-                let num =
-                    if moved { lambda * dot(&self.w, &st.d) - self.block_ell[i] + ell_s } else { gap_i };
-                // CoCoA+'s local subproblem weighs the quadratic term σ' times (σ' = 1: BCFW)
-                let den = self.sigma * lambda * st.dd;
+                let ell_s = st.kappa * st.vio.intercept / nf;
+                let (num, den) = if squared {
+                    // squared slacks (module documentation): the block's gap at the weights of its
+                    // corner, w₀·w_i = w₀·d + w₀·w_s with w₀·w_s = −κ·C·c·m
+                    let (a_i, xi) = (self.alpha[i], st.vio.loss.max(0.0));
+                    let w0_wi = st.wd - st.kappa * c * st.vio.scale * st.vio.margin;
+                    gap_sum += lambda * (w0_wi + c * xi * xi + 0.25 * c * a_i * a_i) - self.block_ell[i];
+                    let wd = if moved { dot(&self.w, &st.d) } else { st.wd };
+                    let da = st.kappa - a_i;
+                    (
+                        lambda * (wd - 0.5 * c * a_i * da) - self.block_ell[i] + ell_s,
+                        lambda * (self.sigma * st.dd + 0.5 * c * da * da),
+                    )
+                } else {
+                    // the block's duality gap at the weights its corner was computed at
+                    let gap_i = lambda * st.wd - self.block_ell[i] + ell_s;
+                    gap_sum += gap_i;
+                    let num =
+                        if moved { lambda * dot(&self.w, &st.d) - self.block_ell[i] + ell_s } else { gap_i };
+                    // CoCoA+'s local subproblem weighs the quadratic term σ' times (σ' = 1: BCFW)
+                    (num, self.sigma * lambda * st.dd)
+                };
                 let gamma = if self.params.line_search {
                     if den > 0.0 {
                         (num / den).clamp(0.0, 1.0)
@@ -360,6 +449,9 @@ impl<L: Clone + PartialEq + Send + Sync> Bcfw<L> {
                     let dl = gamma * (self.block_ell[i] - ell_s);
                     st.new_ell = self.block_ell[i] - dl;
                     self.ell -= dl;
+                    if squared {
+                        self.move_alpha(i, gamma * (st.kappa - self.alpha[i]));
+                    }
                     moved = true;
                 }
                 st.gamma = gamma;
@@ -378,9 +470,10 @@ impl<L: Clone + PartialEq + Send + Sync> Bcfw<L> {
             match self.params.common.objective {
                 ObjectiveKind::Running => {
                     let norm = dense_norm_sq(&self.w);
-                    let primal = 0.5 * norm + c * counts.loss;
-                    let dual = self.dual_of(&self.w, self.ell);
-                    (primal, counts.loss / nf, norm, dual, gap_sum * scale, ObjectiveKind::Running, None)
+                    let slacks = counts.slacks(self.params.slack_norm);
+                    let primal = 0.5 * norm + c * slacks;
+                    let dual = self.dual_of(&self.w, self.ell, self.alpha_sq(false));
+                    (primal, slacks / nf, norm, dual, gap_sum * scale, ObjectiveKind::Running, None)
                 }
                 ObjectiveKind::Exact => {
                     let w = self.weights(true);
@@ -389,11 +482,11 @@ impl<L: Clone + PartialEq + Send + Sync> Bcfw<L> {
                     } else {
                         self.ell
                     };
-                    let (primal, pass) = objective(p, ctx, &w, c, &self.warm, None)?;
-                    let dual = self.dual_of(&w, ell);
+                    let (primal, pass) = objective(p, ctx, &w, c, self.params.slack_norm, &self.warm, None)?;
+                    let dual = self.dual_of(&w, ell, self.alpha_sq(true));
                     (
                         primal,
-                        pass.loss / nf,
+                        pass.slacks(self.params.slack_norm) / nf,
                         dense_norm_sq(&w),
                         dual,
                         primal - dual,
@@ -459,6 +552,11 @@ impl<L: Clone + PartialEq + Send + Sync> Bcfw<L> {
         if self.params.average {
             return Err(Error::param("learner 'bcfw': a CoCoA round needs average=False"));
         }
+        if self.squared() {
+            return Err(Error::param(
+                "learner 'bcfw': CoCoA rounds (training on a cluster) support slack_norm=1 only",
+            ));
+        }
         if !(scale > 0.0 && scale <= 1.0) {
             return Err(Error::param(format!("the aggregation scale must be in (0, 1], got {scale}")));
         }
@@ -501,6 +599,7 @@ impl<L: Clone + PartialEq + Send + Sync> Bcfw<L> {
         let n = self.blocks.len() as f64;
         let pass = crate::PassCounts {
             loss: stats.loss * n,
+            loss_sq: 0.0,
             calls: stats.calls,
             inferences: stats.inferences,
             fractional: stats.fractional,
@@ -520,6 +619,8 @@ impl<L: Clone + PartialEq + Send + Sync> Bcfw<L> {
         for b in &self.blocks {
             axpy(&mut w, b, 1.0);
         }
-        (w, self.blocks.len() as f64 * self.params.common.c * self.block_ell.iter().sum::<f64>())
+        let c = self.params.common.c;
+        let linear = self.blocks.len() as f64 * c * self.block_ell.iter().sum::<f64>();
+        (w, linear - 0.25 * c * self.alpha_sq(false))
     }
 }

@@ -36,6 +36,16 @@ pub fn provides_xi(kind: Kind) -> bool {
     kind == Kind::CuttingPlaneN
 }
 
+/// The slack norms learner `kind` trains with (its `slack_norm` parameter): 1, the objective
+/// ½‖w‖² + C·Σ_i ξ_i, for every learner; 2, ½‖w‖² + C·Σ_i ξ_i², for BCFW only (its dual gains a
+/// separable quadratic term and no box, see [`crate::bcfw`]). The one place this is decided.
+pub fn slack_norms(kind: Kind) -> &'static [i64] {
+    match kind {
+        Kind::Bcfw => &[1, 2],
+        Kind::Sgd | Kind::CuttingPlane | Kind::CuttingPlaneN => &[1],
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -73,6 +73,15 @@ impl<L: Clone + PartialEq + Send + Sync> AnyLearner<L> {
         }
     }
 
+    /// The power p of the slacks in the objective ½‖w‖² + C·Σ_i ξ_i^p (BCFW's `slack_norm`; 1
+    /// for the other learners, [`crate::catalog::slack_norms`]).
+    pub fn slack_norm(&self) -> u8 {
+        match self {
+            AnyLearner::Bcfw(l) => l.params.slack_norm,
+            AnyLearner::Sgd(_) | AnyLearner::CuttingPlane(_) => 1,
+        }
+    }
+
     /// Every parameter with its effective value.
     pub fn effective_params(&self) -> Vec<(&'static str, Value)> {
         match self {

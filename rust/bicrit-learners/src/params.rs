@@ -153,6 +153,14 @@ pub fn docs(kind: Kind) -> Vec<ParamDoc> {
             ),
             p("shuffle", Value::Bool(true), "visit the instances in a new seeded order every epoch"),
             p("tol", Value::Float(1e-3), "float ≥ 0: 'converged' when gap ≤ tol·|objective|"),
+            p(
+                "slack_norm",
+                Value::Int(1),
+                "1 or 2: the power of the slacks in the objective — 1: ½‖w‖² + C·Σ_i ℓ_i(w) (the \
+                 hinge form); 2: ½‖w‖² + C·Σ_i max(0, ℓ_i(w))² (squared slacks, SVM^struct's `-p 2`; \
+                 on a binary problem, LinearSVC's squared hinge — on K labels the square is of the \
+                 instance's whole slack, not a sum of K squares)",
+            ),
         ]),
         Kind::CuttingPlane | Kind::CuttingPlaneN => {
             v.extend([
@@ -448,6 +456,8 @@ pub struct BcfwParams {
     pub shuffle: bool,
     /// Relative gap of `converged`.
     pub tol: f64,
+    /// Power of the slacks in the objective: 1 (Σξ_i) or 2 (Σξ_i²).
+    pub slack_norm: u8,
 }
 
 impl BcfwParams {
@@ -465,6 +475,11 @@ impl BcfwParams {
             block_size,
             shuffle: r.boolean("shuffle")?,
             tol: r.float("tol", |x| x >= 0.0, "a finite float ≥ 0")?,
+            slack_norm: r.int(
+                "slack_norm",
+                |x| crate::catalog::slack_norms(Kind::Bcfw).contains(&x),
+                "1 or 2",
+            )? as u8,
         })
     }
 
@@ -483,6 +498,7 @@ impl BcfwParams {
             ),
             ("shuffle", Value::Bool(self.shuffle)),
             ("tol", Value::Float(self.tol)),
+            ("slack_norm", Value::Int(i64::from(self.slack_norm))),
         ]);
         v
     }

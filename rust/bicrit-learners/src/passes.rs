@@ -80,16 +80,17 @@ pub fn task_loss<S: Structure>(p: &Problem<'_, S>, ctx: &Context<'_>, w: &[f64])
     Ok(total / p.n() as f64)
 }
 
-/// The exact primal objective ½‖w‖² + C·Σℓ_i(w) and its pass counters (`xi` as in
-/// [`exact_pass`]).
+/// The exact primal objective ½‖w‖² + C·Σ_i ξ_i^p at ξ_i = ℓ_i(w) (p = `slack_norm`: 1, or 2 for
+/// squared slacks max(0, ℓ_i)²) and its pass counters (`xi` as in [`exact_pass`]).
 pub fn objective<S: Structure>(
     p: &Problem<'_, S>,
     ctx: &Context<'_>,
     w: &[f64],
     c: f64,
+    slack_norm: u8,
     warm: &[Option<WarmStart<S::Label>>],
     xi: Option<&[f64]>,
 ) -> Result<(f64, PassCounts)> {
     let counts = exact_pass(p, ctx, w, warm, xi)?;
-    Ok((0.5 * scratch::dense_norm_sq(w) + c * counts.loss, counts))
+    Ok((0.5 * scratch::dense_norm_sq(w) + c * counts.slacks(slack_norm), counts))
 }

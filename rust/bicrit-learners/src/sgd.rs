@@ -287,7 +287,7 @@ impl<L: Clone + PartialEq + Send + Sync> Sgd<L> {
             }
             ObjectiveKind::Exact => {
                 let w = self.weights(true);
-                let (obj, pass) = objective(p, ctx, &w, c, &self.warm, None)?;
+                let (obj, pass) = objective(p, ctx, &w, c, 1, &self.warm, None)?;
                 (obj, pass.loss / n as f64, dense_norm_sq(&w), ObjectiveKind::Exact, Some(pass.calls.total()))
             }
         };
@@ -339,6 +339,7 @@ impl<L: Clone + PartialEq + Send + Sync> Sgd<L> {
                 let n = self.warm.len() as f64;
                 let pass = PassCounts {
                     loss: stats.loss * n,
+                    loss_sq: 0.0,
                     calls: stats.calls,
                     inferences: stats.inferences,
                     fractional: stats.fractional,

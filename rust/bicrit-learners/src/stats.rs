@@ -111,6 +111,8 @@ pub fn add_calls(a: &mut Calls, b: &Calls) {
 pub struct PassCounts {
     /// Σ ℓ_i.
     pub loss: f64,
+    /// Σ max(0, ℓ_i)²: the squared slacks (`slack_norm=2`).
+    pub loss_sq: f64,
     /// Oracle calls.
     pub calls: Calls,
     /// Inferences.
@@ -122,9 +124,19 @@ pub struct PassCounts {
 }
 
 impl PassCounts {
+    /// Σ_i ξ_i^p, the slack term of the objective for slack norm p (1: Σ ℓ_i, 2: Σ max(0, ℓ_i)²).
+    pub fn slacks(&self, slack_norm: u8) -> f64 {
+        if slack_norm == 2 {
+            self.loss_sq
+        } else {
+            self.loss
+        }
+    }
+
     /// Records one inference.
     pub fn record<L>(&mut self, v: &Violation<L>) {
         self.loss += v.loss;
+        self.loss_sq += v.loss.max(0.0).powi(2);
         add_calls(&mut self.calls, &v.calls);
         self.inferences += 1;
         self.fractional += usize::from(v.fractional);

@@ -73,6 +73,20 @@ fn reference<S: Structure>(
     psi: &dyn Surrogate,
     c: f64,
 ) -> f64 {
+    reference_p(s, data, labels, every, psi, c, 1)
+}
+
+/// [`reference`] with the slacks to the power `slack_norm`: ½‖w‖² + C·Σξ_i (1) or C·Σξ_i² (2),
+/// ξ_i ≥ 0 and ξ_i ≥ every label's ψ.
+fn reference_p<S: Structure>(
+    s: &S,
+    data: &S::Data,
+    labels: &[S::Label],
+    every: &dyn Fn(usize) -> Vec<S::Label>,
+    psi: &dyn Surrogate,
+    c: f64,
+    slack_norm: u8,
+) -> f64 {
     let n = labels.len();
     let dim = s.size_joint_feature();
     let nv = dim + n;
@@ -108,10 +122,15 @@ fn reference<S: Structure>(
         b.push(0.0);
     }
     let a = CscMatrix::new_from_triplets(b.len(), nv, ar, ac, av);
-    let p = CscMatrix::new_from_triplets(dim, nv, (0..dim).collect(), (0..dim).collect(), vec![1.0; dim]);
-    let p = CscMatrix::new_from_triplets(nv, nv, p.rowval.clone(), (0..dim).collect(), p.nzval.clone());
+    // ½xᵀPx + qᵀx: P = I on w, and 2C·I on ξ for squared slacks (else q = C on ξ)
+    let squared = slack_norm == 2;
+    let nq = if squared { nv } else { dim };
+    let diag: Vec<f64> = (0..nq).map(|j| if j < dim { 1.0 } else { 2.0 * c }).collect();
+    let p = CscMatrix::new_from_triplets(nv, nv, (0..nq).collect(), (0..nq).collect(), diag);
     let mut q = vec![0.0; nv];
-    q[dim..].iter_mut().for_each(|x| *x = c);
+    if !squared {
+        q[dim..].iter_mut().for_each(|x| *x = c);
+    }
     let settings = DefaultSettingsBuilder::default().verbose(false).build().unwrap();
     let cones = [NonnegativeConeT(b.len())];
     let mut solver = DefaultSolver::new(&p, &q, &a, &b, &cones, settings).unwrap();
@@ -162,7 +181,8 @@ fn train<S: Structure>(
     let c = l.common().c;
     let xi = crate::slacks(&l);
     let (obj, _) =
-        objective(&p, &Context::sequential(), &w, c, crate::warm_starts(&l), xi.as_deref()).unwrap();
+        objective(&p, &Context::sequential(), &w, c, l.slack_norm(), crate::warm_starts(&l), xi.as_deref())
+            .unwrap();
     Run { w, objective: obj, stats }
 }
 
@@ -268,7 +288,7 @@ fn slack_rescaling_multilabel_matches_the_reference() {
         prepared: &prepared,
     };
     let none = vec![None; y.len()];
-    let (true_obj, _) = objective(&p, &Context::sequential(), &cpn.w, c, &none, None).unwrap();
+    let (true_obj, _) = objective(&p, &Context::sequential(), &cpn.w, c, 1, &none, None).unwrap();
     assert!(
         true_obj >= opt * (1.0 - 1e-6) && rel(true_obj, opt) < 5e-2,
         "n-slack sarawagi {true_obj} vs {opt}"
@@ -482,7 +502,7 @@ fn bcfw_from_w0_and_exact_objective() {
     for _ in 0..100 {
         b.epoch(&p, &ctx).unwrap();
     }
-    let (obj, _) = objective(&p, &ctx, &b.weights(true), 1.0, crate::warm_starts(&b), None).unwrap();
+    let (obj, _) = objective(&p, &ctx, &b.weights(true), 1.0, 1, crate::warm_starts(&b), None).unwrap();
     assert!(rel(obj, opt) < 1e-3, "restart from w0: {obj} vs {opt}");
 }
 
@@ -533,4 +553,139 @@ fn an_interrupted_epoch_leaves_the_previous_state() {
         assert_eq!(a.weights(true), b.weights(true), "{kind:?}");
         assert_eq!(sa.calls, sb.calls, "{kind:?}: the warm starts were restored too");
     }
+}
+
+/// The certificate of a run: every epoch's gap ≥ 0 and dual ≤ the optimum ≤ primal; the last gap
+/// small.
+fn check_certificate(run: &Run, opt: f64, final_gap: f64, what: &str) {
+    for st in &run.stats {
+        let (gap, dual) = (st.gap.unwrap(), st.dual.unwrap());
+        assert!(gap >= -1e-9 * opt.abs().max(1.0), "{what} epoch {}: gap {gap} < 0", st.epoch);
+        assert!(
+            dual <= opt * (1.0 + 1e-6) + 1e-9,
+            "{what} epoch {}: dual {dual} above the optimum {opt}",
+            st.epoch
+        );
+        assert!(
+            st.objective >= opt * (1.0 - 1e-6) - 1e-9,
+            "{what} epoch {}: primal {} below the optimum {opt}",
+            st.epoch,
+            st.objective
+        );
+        assert!(rel(st.objective - st.dual.unwrap(), gap) < 1e-6 || gap.abs() < 1e-12, "{what}: gap = P − D");
+    }
+    let last = run.stats.last().unwrap();
+    assert!(last.gap.unwrap() < final_gap * opt, "{what}: final gap {} vs optimum {opt}", last.gap.unwrap());
+}
+
+#[test]
+fn squared_slacks_bcfw_reaches_the_qp_optimum() {
+    // multiclass + margin rescaling (Crammer–Singer with squared slacks) and multilabel + slack
+    // rescaling on the full graph, against the enumerated QP; exact objective, so each epoch's
+    // gap is the certificate P(w̄) − D(ā) of the averaged model
+    let (s, x, y) = multiclass(40, 4, 3, 21);
+    let margin = by_name("margin", &[]).unwrap();
+    // (at C = 5 the dual of the averaged model closes the gap slowly: 0.2 % after 400 epochs)
+    for (c, block, tol) in [(0.05, 1, 1e-4), (0.5, 1, 1e-4), (5.0, 4, 1e-3)] {
+        let opt = reference_p(&s, &x, &y, &|_| (0..3).collect(), margin.as_ref(), c, 2);
+        let params = [
+            kv("C", Value::Float(c)),
+            kv("slack_norm", Value::Int(2)),
+            kv("objective", Value::Str("exact".into())),
+            kv("block_size", Value::Int(block)),
+        ];
+        let run = train(&s, &x, &y, margin.as_ref(), "convex-hull", Kind::Bcfw, &params, 400, None);
+        assert!(rel(run.objective, opt) < tol, "C = {c}: bcfw {} vs {opt}", run.objective);
+        check_certificate(&run, opt, 10.0 * tol, &format!("multiclass C = {c}"));
+        let l1 = reference(&s, &x, &y, &|_| (0..3).collect(), margin.as_ref(), c);
+        assert!((l1 - opt).abs() > 1e-3 * opt, "the two norms must be different problems: {l1} vs {opt}");
+    }
+    let (s, x, y) = multilabel(30, 4, 3, 5);
+    let slack = by_name("slack", &[]).unwrap();
+    let every = |_i: usize| -> Vec<MlLabel> {
+        (0..8u8).map(|m| MlLabel::Integral((0..3).map(|b| (m >> b) & 1).collect())).collect()
+    };
+    for c in [0.02, 0.2] {
+        let opt = reference_p(&s, &x, &y, &every, slack.as_ref(), c, 2);
+        let params = [
+            kv("C", Value::Float(c)),
+            kv("slack_norm", Value::Int(2)),
+            kv("objective", Value::Str("exact".into())),
+        ];
+        let run = train(&s, &x, &y, slack.as_ref(), "convex-hull-ban", Kind::Bcfw, &params, 400, None);
+        assert!(rel(run.objective, opt) < 3e-4, "slack C = {c}: bcfw {} vs {opt}", run.objective);
+        check_certificate(&run, opt, 3e-3, &format!("multilabel slack C = {c}"));
+        // the running (free) estimates: the dual never decreases and stays below the optimum
+        let params = [kv("C", Value::Float(c)), kv("slack_norm", Value::Int(2))];
+        let run = train(&s, &x, &y, slack.as_ref(), "convex-hull-ban", Kind::Bcfw, &params, 300, None);
+        assert!(rel(run.objective, opt) < 1e-3, "running, C = {c}: {} vs {opt}", run.objective);
+        let duals: Vec<f64> = run.stats.iter().map(|s| s.dual.unwrap()).collect();
+        assert!(duals.windows(2).all(|w| w[1] >= w[0] - 1e-9 * opt), "the dual must not decrease");
+        assert!(duals.iter().all(|&d| d <= opt * (1.0 + 1e-9)), "dual above the optimum");
+    }
+}
+
+#[test]
+fn squared_slacks_start_from_w0_and_restore_on_interrupt() {
+    let (s, x, y) = multilabel(60, 4, 3, 9);
+    let psi = by_name("margin", &[]).unwrap();
+    let spec = SearchSpec::from_name("convex-hull").unwrap();
+    let prepared = Prepared::new(&s, &x, &y, psi.as_ref()).unwrap();
+    let p = Problem {
+        structure: &s,
+        data: &x,
+        labels: &y,
+        psi: psi.as_ref(),
+        search: &spec,
+        prepared: &prepared,
+    };
+    let ctx = Context::sequential();
+    let dim = s.size_joint_feature();
+    let params = [kv("slack_norm", Value::Int(2)), kv("objective", Value::Str("exact".into()))];
+    let mut a: AnyLearner<MlLabel> = AnyLearner::new(Kind::Bcfw, &params, 60, dim, None).unwrap();
+    for _ in 0..5 {
+        a.epoch(&p, &ctx).unwrap();
+    }
+    // from w0: the first step's line search includes the quadratic term, the certificate holds
+    let mut b: AnyLearner<MlLabel> =
+        AnyLearner::new(Kind::Bcfw, &params, 60, dim, Some(a.weights(true))).unwrap();
+    let first = b.epoch(&p, &ctx).unwrap();
+    assert!(first.gap.unwrap() >= -1e-9 && first.dual.unwrap() <= first.objective);
+    // an interrupted epoch leaves the state (α included) as it was
+    let mut c = a.clone();
+    let calls = std::sync::atomic::AtomicUsize::new(0);
+    let stop = || -> bicrit_core::Result<()> {
+        if calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) >= 3 {
+            Err(bicrit_core::Error::input("interrupted"))
+        } else {
+            Ok(())
+        }
+    };
+    let small = [kv("slack_norm", Value::Int(2)), kv("block_size", Value::Int(4))];
+    let mut d: AnyLearner<MlLabel> = AnyLearner::new(Kind::Bcfw, &small, 60, dim, None).unwrap();
+    let mut e = d.clone();
+    d.epoch(&p, &ctx).unwrap();
+    e.epoch(&p, &ctx).unwrap();
+    let halted = Context::with_interval(None, Some(&stop), std::time::Duration::ZERO);
+    assert!(e.epoch(&p, &halted).is_err());
+    let (sd, se) = (d.epoch(&p, &ctx).unwrap(), e.epoch(&p, &ctx).unwrap());
+    assert_eq!(d.weights(true), e.weights(true));
+    assert_eq!(sd.dual, se.dual, "α restored with the blocks");
+    assert_eq!(c.epoch(&p, &ctx).unwrap().dual, a.epoch(&p, &ctx).unwrap().dual);
+}
+
+#[test]
+fn slack_norm_is_checked_and_only_bcfw_takes_it() {
+    let e = AnyLearner::<usize>::new(Kind::Bcfw, &[kv("slack_norm", Value::Int(3))], 4, 4, None)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("slack_norm") && e.contains("1 or 2"), "{e}");
+    for kind in [Kind::Sgd, Kind::CuttingPlane, Kind::CuttingPlaneN] {
+        assert_eq!(crate::catalog::slack_norms(kind), &[1]);
+        let e = AnyLearner::<usize>::new(kind, &[kv("slack_norm", Value::Int(2))], 4, 4, None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no parameter 'slack_norm'"), "{e}");
+    }
+    assert_eq!(crate::catalog::slack_norms(Kind::Bcfw), &[1, 2]);
 }

@@ -142,6 +142,7 @@ fn learners<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
             if kind.needs_affine() { "affine in h (a maximum of functions affine in w)" } else { "every" },
         )?;
         caps.set_item("provides_xi", bicrit_learners::catalog::provides_xi(kind))?;
+        caps.set_item("slack_norms", bicrit_learners::catalog::slack_norms(kind).to_vec())?;
         let params: Vec<&str> = bicrit_learners::params::docs(kind).into_iter().map(|d| d.name).collect();
         caps.set_item("params", params)?;
         out.append(entry(py, info.name, info.description, caps)?)?;

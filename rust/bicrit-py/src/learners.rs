@@ -155,9 +155,10 @@ impl<S: FromAny> Fit for Fitted<S> {
         let norm_sq: f64 = w.iter().map(|x| x * x).sum();
         let n = self.labels.len() as f64;
         let task = if with_task_loss { task_loss(&p, ctx, &w)? } else { f64::NAN };
+        let slacks = pass.slacks(self.learner.slack_norm());
         Ok(Evaluation {
-            objective: 0.5 * norm_sq + self.learner.common().c * pass.loss,
-            loss: pass.loss / n,
+            objective: 0.5 * norm_sq + self.learner.common().c * slacks,
+            loss: slacks / n,
             norm_sq,
             task_loss: task,
             calls: pass.calls,

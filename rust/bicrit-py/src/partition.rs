@@ -9,8 +9,8 @@ use std::sync::Arc;
 use bicrit_core::{Error, Result, SparseVec};
 use bicrit_learners::rounds::{cut_pass, Cut, RoundStats};
 use bicrit_learners::{
-    check_compatible, exact_pass, params::CpParams, task_loss, warm_starts, AnyLearner, Context, CuttingPlane, Kind, Learner,
-    PassCounts, Prepared, Problem,
+    check_compatible, exact_pass, params::CpParams, task_loss, warm_starts, AnyLearner, Context,
+    CuttingPlane, Kind, Learner, PassCounts, Prepared, Problem,
 };
 use bicrit_searches::{Calls, SearchSpec};
 use bicrit_surrogates::Surrogate;
@@ -41,7 +41,13 @@ trait Shard: Send + Sync {
         agg: (f64, f64),
         with_task_loss: bool,
     ) -> Result<(Output, Option<f64>)>;
-    fn evaluate(&self, psi: &dyn Surrogate, search: &SearchSpec, ctx: &Context<'_>, w: &[f64]) -> Result<PassCounts>;
+    fn evaluate(
+        &self,
+        psi: &dyn Surrogate,
+        search: &SearchSpec,
+        ctx: &Context<'_>,
+        w: &[f64],
+    ) -> Result<PassCounts>;
     fn n(&self) -> usize;
     fn dual_share(&self) -> Option<(Vec<f64>, f64)>;
 }
@@ -93,7 +99,13 @@ impl<S: FromAny> Shard for Held<S> {
         Ok((out, task))
     }
 
-    fn evaluate(&self, psi: &dyn Surrogate, search: &SearchSpec, ctx: &Context<'_>, w: &[f64]) -> Result<PassCounts> {
+    fn evaluate(
+        &self,
+        psi: &dyn Surrogate,
+        search: &SearchSpec,
+        ctx: &Context<'_>,
+        w: &[f64],
+    ) -> Result<PassCounts> {
         let structure = structure_of::<S>(&self.any)?;
         let p = Problem {
             structure,
@@ -104,7 +116,11 @@ impl<S: FromAny> Shard for Held<S> {
             prepared: &self.prepared,
         };
         if w.len() != p.dim() {
-            return Err(Error::input(format!("w has length {} but the joint feature size is {}", w.len(), p.dim())));
+            return Err(Error::input(format!(
+                "w has length {} but the joint feature size is {}",
+                w.len(),
+                p.dim()
+            )));
         }
         exact_pass(&p, ctx, w, warm_starts(&self.learner), None)
     }
@@ -149,6 +165,7 @@ fn counts_dict<'py>(py: Python<'py>, c: &PassCounts) -> PyResult<Bound<'py, PyDi
     let d = crate::learners::calls_dict(py, &c.calls)?;
     d.set_item("evaluated", c.calls.evaluated)?;
     d.set_item("loss", c.loss)?;
+    d.set_item("loss_sq", c.loss_sq)?;
     d.set_item("inferences", c.inferences)?;
     d.set_item("fractional", c.fractional)?;
     d.set_item("gold", c.gold)?;
@@ -162,12 +179,15 @@ fn counts_from_py(d: &Bound<'_, PyDict>) -> PyResult<PassCounts> {
             None => 0,
         })
     };
-    let loss: f64 = match d.get_item("loss")? {
-        Some(v) => v.extract()?,
-        None => 0.0,
+    let float = |k: &str| -> PyResult<f64> {
+        Ok(match d.get_item(k)? {
+            Some(v) => v.extract()?,
+            None => 0.0,
+        })
     };
     Ok(PassCounts {
-        loss,
+        loss: float("loss")?,
+        loss_sq: float("loss_sq")?,
         calls: Calls {
             lambda: get("lambda")?,
             extreme: get("extreme")?,
