@@ -134,3 +134,34 @@ def test_the_path_and_the_refit_stop_by_the_default_rule(emotions) -> None:
     ).fit(tr)
     assert off.n_epochs_ == 8 and (_tune_rows(off)["tune_epochs"] == 8).all()
     assert "changed" not in off.history_.columns
+
+
+def test_ctrl_c_in_a_fit_of_the_path_stops_the_path(emotions, monkeypatch) -> None:
+    """Ctrl-C during one of C="auto"'s fits stops the whole fit: the path goes no further (no
+    later C, no refit) and the model is the fit it cut short, marked interrupted, so the
+    command line exits 130 instead of tuning on."""
+    from bicrit.learners.fit import FitInterruptedWarning
+
+    tr, _ = emotions
+    est = MultiLabelSVM(C="auto", max_epochs=10, tol=None, random_state=0)
+    calls: list[float] = []
+    train = type(est)._train
+
+    def _train(self, structure, X, Y, callback, continuing, **kw):
+        calls.append(self._tuned_C)
+
+        def ctrl_c_at_epoch_2(row):
+            if len(calls) == 2 and row["epoch"] == 2:
+                raise KeyboardInterrupt  # what Python's SIGINT handler raises
+
+        return train(self, structure, X, Y, ctrl_c_at_epoch_2, continuing, **kw)
+
+    monkeypatch.setattr(type(est), "_train", _train)
+    with pytest.warns(FitInterruptedWarning):
+        est.fit(tr)
+    assert calls == list(GRID[:2])  # the third C and the refit never started
+    assert est.interrupted_
+    assert est.n_epochs_ == 2
+    chosen = est.C_
+    assert chosen == calls[-1]
+    assert [c for c, _ in est.validation_curve_] == [GRID[0]]

@@ -114,6 +114,14 @@ def _path(
             if start is not None:
                 est._alpha_now = start
             est._train(structure, X_tr, Y_tr, None, False, w0=w if warm else None)
+            if est.interrupted_:
+                # Ctrl-C stops the whole path: the model is the fit it cut short (its finished
+                # epochs, C_ its C, interrupted_ set; the driver has warned), not a refit
+                est.validation_curve_ = [
+                    (g, float(np.mean([k[0] for k in keys[g]]))) for g in grid if keys[g]
+                ]
+                est.fit_time_ = time.perf_counter() - started
+                return est
             w = est._w
             key = tuple(structure.validation_key(gold_va, est._predict_prepared(X_va)))
             keys[c].append(key)
