@@ -323,7 +323,7 @@ class Shards:
         the workers as ``wf``) on every non-empty partition, in order; partitions lost with
         their worker are rebuilt (``rebuilt(shard)`` reopens their phase) and run again, with
         the weights sent again (:meth:`_run_all`)."""
-        return self._retried(w, run, rebuilt, lambda futures: self.client.gather(futures))[0]
+        return list(self._retried(w, run, rebuilt, self.client.gather)[0])
 
     def _retried(
         self,

@@ -463,7 +463,7 @@ def synthetic_lshtc_parts(n_parts: int, **params: Any) -> list[Any]:
     :func:`synthetic_lshtc_part`, for :func:`bicrit.dask.fit`: each is generated on the worker
     that keeps it, the client holds only the calls (a few hundred bytes each), and the scheduler
     can generate a lost one again. Needs the ``dask`` extra."""
-    from dask import delayed
+    from dask.delayed import delayed
 
     n_parts = _check_int("n_parts", n_parts, 1)
     part_rows(int(params.get("n", 100_000)), 0, n_parts)  # bad sizes fail here, not on a worker
