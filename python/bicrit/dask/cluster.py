@@ -509,7 +509,14 @@ class Shards:
         self.rebuilds += len(lost)
 
     def close(self) -> None:
-        """Forgets the partitions on every worker."""
+        """Forgets the partitions on every worker, and the data computed from their
+        ``dask.delayed`` sources (held by the scheduler while this object lives, which a
+        reference cycle can make last until Python's garbage collector runs)."""
+        for s in self.all:
+            if s.origin is not None and s.source is not s.origin:
+                with contextlib.suppress(Exception):
+                    s.source.release()
+                s.source = s.origin
         keys = [s.key for s in self.all]
         with contextlib.suppress(Exception):  # a closed cluster holds nothing any more
             self.client.run(worker.close, keys)
