@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
-import time
 
 import numpy as np
 import pytest
@@ -38,18 +37,6 @@ def lone():
     client.close()
     with contextlib.suppress(Exception):  # a worker still restarting must not hang the suite
         cluster.close(timeout=60)
-
-
-def _restarted(client) -> None:
-    """Waits until the scheduler has a running worker again (the nanny's restart)."""
-
-    def running(dask_scheduler=None):
-        return [a for a, ws in dask_scheduler.workers.items() if ws.status.name == "running"]
-
-    deadline = time.monotonic() + 180
-    while not client.run_on_scheduler(running):
-        assert time.monotonic() < deadline, "the nanny did not restart the worker"
-        time.sleep(0.2)
 
 
 def _data(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -108,7 +95,9 @@ def _scatter_to_the_victim(monkeypatch, client, at: int) -> dict[str, int]:
 
 
 @pytest.mark.parametrize("repeat", range(3))
-def test_weights_lost_on_a_two_worker_cluster_are_sent_again(client, monkeypatch, repeat):
+def test_weights_lost_on_a_two_worker_cluster_are_sent_again(
+    wait_running, client, monkeypatch, repeat
+):
     """Two workers, the round's weights on the first only, which dies: the tasks of the
     partitions on the survivor are cancelled (their input is gone) while their worker lives —
     they run again with the weights sent again; the dead worker's partition is rebuilt on the
@@ -124,10 +113,10 @@ def test_weights_lost_on_a_two_worker_cluster_are_sent_again(client, monkeypatch
     assert model.history_["rebuilt"].sum() >= 1
     rel = np.linalg.norm(model.coef_ - local.coef_) / np.linalg.norm(local.coef_)
     assert rel <= 1e-9
-    client.wait_for_workers(2, timeout=120)
+    wait_running(client, 2)
 
 
-def test_weights_lost_with_their_only_holder_are_sent_again(lone, monkeypatch):
+def test_weights_lost_with_their_only_holder_are_sent_again(wait_running, lone, monkeypatch):
     """One worker, killed after the weights reached it: the round waits for the nanny's new
     worker, rebuilds both partitions there and sends the weights again."""
     X, Y = _data(300, 0)
@@ -141,10 +130,10 @@ def test_weights_lost_with_their_only_holder_are_sent_again(lone, monkeypatch):
     assert model.history_["rebuilt"].sum() >= 1
     rel = np.linalg.norm(model.coef_ - local.coef_) / np.linalg.norm(local.coef_)
     assert rel <= 1e-9
-    _restarted(lone)
+    wait_running(lone, 1)
 
 
-def test_lost_weights_of_the_exact_pass_are_sent_again(client, monkeypatch):
+def test_lost_weights_of_the_exact_pass_are_sent_again(wait_running, client, monkeypatch):
     """BCFW's certificate (an exact pass at the round's start weights) with those weights on
     the killed worker only: the fit still ends with every round."""
     X, Y = _data(300, 5)
@@ -157,4 +146,4 @@ def test_lost_weights_of_the_exact_pass_are_sent_again(client, monkeypatch):
     )
     assert model.n_epochs_ == 5
     assert model.history_["rebuilt"].sum() >= 1
-    client.wait_for_workers(2, timeout=120)
+    wait_running(client, 2)
