@@ -278,3 +278,22 @@ def test_what_does_not_run_on_a_cluster_says_why(client):
     with pytest.raises(IncompatibleError, match=r"slack_norm=2.*does not train on partitions"):
         bicrit.dask.fit(est, _parts(X, Y, [0, 100]))
     assert not hasattr(est, "coef_")
+
+
+def test_a_finished_fit_leaves_no_partition_on_the_cluster(client):
+    """After the fit the data computed from the delayed sources is released at once (not when
+    the garbage collector finds the cycle that holds the fit's objects) and no worker keeps a
+    partition."""
+    import gc
+
+    from bicrit.dask import worker
+
+    X, Y = _data(300, 0)
+    parts = _parts(X, Y, [0, 100, 200, 300])
+    gc.disable()  # what the fit releases itself, not what a collection would
+    try:
+        bicrit.dask.fit(bicrit.StructuredSVM(**CP), parts, client=client)
+        assert not {p.key for p in parts} & set(client.futures)
+    finally:
+        gc.enable()
+    assert set(client.run(lambda: len(worker._REGISTRY)).values()) == {0}

@@ -35,7 +35,7 @@ def _data(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 CP = dict(structure="multiclass", learner="cutting-plane", C=0.1, tol=None, n_iter_no_change=None)
 
 
-def test_a_partition_lost_for_good_keeps_the_last_finished_round(client, monkeypatch):
+def test_a_partition_lost_for_good_keeps_the_last_finished_round(wait_running, client, monkeypatch):
     """Partition 1 is a future scattered to one worker (no graph to recompute it from); that
     worker is killed after the third round: the partition cannot be rebuilt, the fit raises
     ClusterLostError naming it, and the estimator is left fitted with the three finished rounds
@@ -69,7 +69,7 @@ def test_a_partition_lost_for_good_keeps_the_last_finished_round(client, monkeyp
     local = bicrit.StructuredSVM(**CP, max_epochs=3).fit(X, Y)
     np.testing.assert_allclose(est.coef_, local.coef_, rtol=1e-9, atol=1e-12)
     np.testing.assert_array_equal(est.predict(X), local.predict(X))
-    client.wait_for_workers(2, timeout=60)  # the nanny restarts it for the next tests
+    wait_running(client, 2)  # the nanny restarts it for the next tests
 
 
 def test_a_loss_before_any_round_leaves_nothing(client):

@@ -95,7 +95,7 @@ def test_a_fit_on_generated_partitions_is_the_local_fit(client):
     )
 
 
-def test_a_partition_lost_with_its_worker_is_generated_again(client, monkeypatch):
+def test_a_partition_lost_with_its_worker_is_generated_again(wait_running, client, monkeypatch):
     """The worker of partition 0 dies after the third round: the partition is generated again
     on a live worker from its call, and the fit ends at the local fit's weights."""
     from bicrit.dask import runners
@@ -117,4 +117,4 @@ def test_a_partition_lost_with_its_worker_is_generated_again(client, monkeypatch
     assert model.history_["rebuilt"].sum() >= 1
     assert model.n_epochs_ == 6
     assert _rel(model.coef_, local.coef_) <= 1e-9
-    client.wait_for_workers(2, timeout=60)
+    wait_running(client, 2)  # the nanny restarts it for the next tests

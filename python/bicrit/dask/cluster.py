@@ -29,6 +29,8 @@ MAX_REBUILDS = 3
 #: Times per partition a round's task may run away from the partition's live worker (and be
 #: sent again) before the fit gives up.
 MAX_MOVES = 5
+#: Seconds a rebuild waits for a worker when the cluster has none (a nanny restarting one).
+WORKER_WAIT = 60.0
 #: Seconds between two looks at a Ctrl-C while a round's tasks run.
 POLL = 0.1
 
@@ -76,6 +78,9 @@ class Shard:
     source: Any
     address: str = ""
     n: int = 0
+    #: The ``dask.delayed`` object (or other dask collection) the partition was given as: its
+    #: ``source`` is then the future computing it, and a rebuild computes it again.
+    origin: Any = None
 
 
 def combine(a: dict[str, Any], b: dict[str, Any], kind: str) -> dict[str, Any]:
@@ -150,7 +155,34 @@ class Shards:
         return describe(shard.index, shard.source)
 
     def _workers(self) -> list[str]:
-        return sorted(self.client.scheduler_info(n_workers=-1)["workers"])
+        """The scheduler's running workers, asked now: the client's own view
+        (``scheduler_info``) can lag behind and still list a worker that died — a task
+        restricted to it, even loosely, waits forever when no other worker is left."""
+
+        def running(dask_scheduler: Any = None) -> list[str]:  # pickled by value
+            return sorted(
+                a for a, ws in dask_scheduler.workers.items() if ws.status.name == "running"
+            )
+
+        return list(self.client.run_on_scheduler(running))
+
+    def _live_workers(self) -> list[str]:
+        """The workers, after waiting up to :data:`WORKER_WAIT` seconds for one when there is
+        none (a nanny restarting the cluster's only worker)."""
+        deadline = time.monotonic() + WORKER_WAIT
+        while not (workers := self._workers()):
+            if time.monotonic() > deadline:
+
+                def statuses(dask_scheduler: Any = None) -> dict[str, str]:
+                    return {a: ws.status.name for a, ws in dask_scheduler.workers.items()}
+
+                raise ClusterLostError(
+                    f"the cluster has no running worker (waited {WORKER_WAIT:g} s; "
+                    f"workers: {self.client.run_on_scheduler(statuses) or 'none'})"
+                )
+            self._raise_if_interrupted()
+            time.sleep(POLL)
+        return workers
 
     def prepare(self, shards: Sequence[Shard] | None = None) -> list[dict[str, Any]]:
         """Reads and prepares the partitions on the workers (spread round-robin, or where a
@@ -159,14 +191,14 @@ class Shards:
 
         first = shards is None
         shards = list(self.all if shards is None else shards)
-        workers = self._workers()
-        if not workers:
-            raise ClusterLostError("the cluster has no worker")
+        workers = self._live_workers()
         futures = []
         for j, s in enumerate(shards):
             where = [workers[(s.index if first else j) % len(workers)]]
             if is_dask_collection(s.source):
-                # computed where it will live; the scheduler keeps its graph to recompute it
+                # computed where it will live
+                if s.origin is None:
+                    s.origin = s.source
                 s.source = self.client.compute(s.source, workers=where, allow_other_workers=True)
             futures.append(
                 self.client.submit(
@@ -247,6 +279,7 @@ class Shards:
         is removing): it is tried again."""
         for attempt in range(MAX_REBUILDS + 1):
             try:
+                self._live_workers()
                 return self.client.scatter(w, broadcast=True, hash=False)
             except Exception as exc:
                 if not (_is_loss(exc) or isinstance(exc, KeyError)) or attempt == MAX_REBUILDS:
@@ -281,40 +314,76 @@ class Shards:
                 open_one(s)
 
     def each_rebuilt(
-        self, run: Callable[[Shard], Any], rebuilt: Callable[[Shard], None]
+        self,
+        w: np.ndarray,
+        run: Callable[[Shard, Any], Any],
+        rebuilt: Callable[[Shard], None],
     ) -> list[Any]:
-        """The results of ``run(shard)`` (a submitted task) on every non-empty partition, in
-        order; partitions lost with their worker are rebuilt (``rebuilt(shard)`` reopens their
-        phase) and run again."""
-        futures = self._run_all(run, rebuilt)[0]
-        return list(self.client.gather([futures[s.key] for s in self.live]))
+        """The results of ``run(shard, wf)`` (a task submitted with the weights ``w`` sent to
+        the workers as ``wf``) on every non-empty partition, in order; partitions lost with
+        their worker are rebuilt (``rebuilt(shard)`` reopens their phase) and run again, with
+        the weights sent again (:meth:`_run_all`)."""
+        return list(self._retried(w, run, rebuilt, self.client.gather)[0])
+
+    def _retried(
+        self,
+        w: np.ndarray,
+        run: Callable[[Shard, Any], Any],
+        rebuilt: Callable[[Shard], None],
+        collect: Callable[[list[Any]], Any],
+    ) -> tuple[Any, int]:
+        """``collect`` (a gather or a reduction) of the round tasks ``run(shard, wf)`` of every
+        non-empty partition (:meth:`_run_all`), with the number of rebuilds. A round whose
+        finished results are lost before they are collected (their worker died: the
+        scheduler runs the task again elsewhere, where the partition is not held, or cancels
+        it) is run again from the start, at most :data:`MAX_REBUILDS` times."""
+        rebuilds = 0
+        for attempt in range(MAX_REBUILDS + 1):
+            futures, n = self._run_all(w, run, rebuilt)
+            rebuilds += n
+            try:
+                return collect([futures[s.key] for s in self.live]), rebuilds
+            except Exception as exc:
+                if not _is_loss(exc) or attempt == MAX_REBUILDS:
+                    raise
+        raise AssertionError("unreachable")
 
     def _run_all(
-        self, run: Callable[[Shard], Any], rebuilt: Callable[[Shard], None]
+        self, w: np.ndarray, run: Callable[[Shard, Any], Any], rebuilt: Callable[[Shard], None]
     ) -> tuple[dict[str, Any], int]:
-        """Submits ``run(shard)`` for every non-empty partition and waits; lost partitions are
-        rebuilt and run again (at most :data:`MAX_REBUILDS` times). Ctrl-C cancels the tasks."""
+        """Sends ``w`` to the workers once (:meth:`broadcast`), submits ``run(shard, wf)`` for
+        every non-empty partition and waits. Tasks that failed because their partition is
+        gone, or were cancelled because their input is (the weights died with the only worker
+        holding them), are run again with the weights sent again; partitions whose worker is
+        gone are rebuilt first (at most :data:`MAX_REBUILDS` times). Ctrl-C cancels the
+        tasks."""
         pending = {s.key: s for s in self.live}
         futures: dict[str, Any] = {}
         attempts = misplaced = 0
+        wf = self.broadcast(w)
         try:
             while pending:
                 self._raise_if_interrupted()
                 for key, s in pending.items():
-                    futures[key] = run(s)
+                    futures[key] = run(s, wf)
                 self._wait([futures[k] for k in pending])
                 lost = []
                 for key in list(pending):
                     f = futures[key]
-                    if f.status == "error":
+                    if f.status == "cancelled":  # an input is gone (the weights)
+                        lost.append(pending[key])
+                    elif f.status == "error":
                         exc = f.exception()
                         if not _is_loss(exc):
                             raise exc
                         lost.append(pending[key])
                 pending = {}
+                if not lost:
+                    break
                 # a task the scheduler moved away from a live holder (work stealing: the
-                # restrictions are loose so that a dead worker's tasks still run) is sent again;
-                # only partitions whose worker is gone are rebuilt
+                # restrictions are loose so that a dead worker's tasks still run), or cancelled
+                # with its holder alive, is sent again; only partitions whose worker is gone are
+                # rebuilt
                 alive = set(self._workers())
                 moved = [s for s in lost if s.address in alive]
                 gone = [s for s in lost if s.address not in alive]
@@ -332,6 +401,10 @@ class Shards:
                     self._rebuild(gone)
                     for s in gone:
                         rebuilt(s)
+                # the weights may have died with a worker (the only holder of their copy):
+                # they are sent again, to the live workers
+                wf.release()
+                wf = self.broadcast(w)
                 pending = {s.key: s for s in lost}
         except KeyboardInterrupt:
             # the round is abandoned: its tasks stop being waited for (the driver keeps the
@@ -339,6 +412,9 @@ class Shards:
             with contextlib.suppress(Exception):
                 self.client.cancel(list(futures.values()))
             raise
+        finally:
+            with contextlib.suppress(Exception):  # the tasks that used them have finished
+                wf.release()
         return futures, attempts
 
     def _raise_if_interrupted(self) -> None:
@@ -347,7 +423,10 @@ class Shards:
 
     def _wait(self, futures: list[Any]) -> None:
         """Waits for ``futures``, looking at a deferred Ctrl-C (:func:`deferred_sigint`) every
-        :data:`POLL` seconds."""
+        :data:`POLL` seconds. Cancelled futures end the wait as the others do (the caller
+        reads each one's status)."""
+        from concurrent.futures import CancelledError
+
         from distributed import wait
 
         while True:
@@ -357,25 +436,26 @@ class Shards:
                 return
             except TimeoutError:
                 continue
+            except CancelledError:  # raised once every future is done, some cancelled
+                return
 
     def round(
         self,
         w: np.ndarray,
-        run: Callable[[Shard], Any],
+        run: Callable[[Shard, Any], Any],
         kind: str,
         rebuilt: Callable[[Shard], None],
     ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """One round: ``run(shard)`` submits each partition's round task; the results are summed
-        (``combine``) and returned with the round's cluster statistics. Partitions lost with
-        their worker are rebuilt (``rebuilt(shard)`` reopens their phase) and run again."""
+        """One round at ``w``: ``run(shard, wf)`` submits each partition's round task with the
+        weights sent to the workers (``wf``); the results are summed (``combine``) and returned
+        with the round's cluster statistics. Partitions lost with their worker are rebuilt
+        (``rebuilt(shard)`` reopens their phase) and run again (:meth:`_retried`)."""
         start = time.perf_counter()
-        futures, attempts = self._run_all(run, rebuilt)
-        ordered = [futures[s.key] for s in self.live]
-        total = self._reduce(ordered, kind)
+        total, attempts = self._retried(w, run, rebuilt, lambda fs: self._reduce(fs, kind))
         wall = time.perf_counter() - start
         times = total["time"]
         sizes = total["bytes"]
-        k = len(ordered)
+        k = len(self.live)
         stats = {
             "partitions": k,
             "bytes_sent": int(w.nbytes) * k,
@@ -411,6 +491,14 @@ class Shards:
         return dict(self.client.gather(level[0]))
 
     def _rebuild(self, lost: Sequence[Shard]) -> None:
+        from dask.graph_manipulation import clone
+
+        for s in lost:
+            if s.origin is not None:
+                # computed again under new keys: the scheduler can leave the old computation
+                # waiting forever for the dead worker it was placed on (when no worker was left
+                # at that moment), and the partition's worker is chosen anew
+                s.source = clone(s.origin, seed=uuid.uuid4().hex)
         try:
             self.prepare(lost)
         except Exception as e:
@@ -421,15 +509,27 @@ class Shards:
         self.rebuilds += len(lost)
 
     def close(self) -> None:
-        """Forgets the partitions on every worker."""
+        """Forgets the partitions on every worker, and the data computed from their
+        ``dask.delayed`` sources (held by the scheduler while this object lives, which a
+        reference cycle can make last until Python's garbage collector runs)."""
+        for s in self.all:
+            if s.origin is not None and s.source is not s.origin:
+                with contextlib.suppress(Exception):
+                    s.source.release()
+                s.source = s.origin
         keys = [s.key for s in self.all]
         with contextlib.suppress(Exception):  # a closed cluster holds nothing any more
             self.client.run(worker.close, keys)
 
 
 def _is_loss(exc: BaseException | None) -> bool:
-    """Whether a task failed because its partition or its worker is gone."""
+    """Whether a task failed because its partition or its worker is gone, or was cancelled
+    because an input died with its worker (the scheduler's "lost dependencies")."""
+    from concurrent.futures import CancelledError
+
     from distributed import KilledWorker
     from distributed.comm.core import CommClosedError
 
-    return isinstance(exc, worker.PartitionLost | KilledWorker | CommClosedError | OSError)
+    return isinstance(
+        exc, worker.PartitionLost | KilledWorker | CommClosedError | OSError | CancelledError
+    )

@@ -139,18 +139,12 @@ class _Runner:
     def _round(
         self, scale: float = 1.0, sigma: float = 1.0
     ) -> tuple[dict[str, Any], dict[str, Any]]:
-        w = self.w
-        wf = self.shards.broadcast(w)
-
-        def run(s: Shard) -> Any:
+        def run(s: Shard, wf: Any) -> Any:
             return self.shards.submit(
                 s, worker.run_round, self.phase, wf, scale, self.task_loss, sigma
             )
 
-        try:
-            return self.shards.round(w, run, self.kind, self._rebuilt)
-        finally:
-            wf.release()
+        return self.shards.round(self.w, run, self.kind, self._rebuilt)
 
     def _rebuilt(self, shard: Shard) -> None:
         self._open(shard)
@@ -163,13 +157,11 @@ class _Runner:
 
         w = np.asarray(self.weights(averaged), dtype=np.float64)
         start = time.perf_counter()
-        wf = self.shards.broadcast(w)
-        try:
-            parts = self.shards.each_rebuilt(
-                lambda s: self.shards.submit(s, worker.evaluate, self.phase, wf), self._rebuilt
-            )
-        finally:
-            wf.release()
+        parts = self.shards.each_rebuilt(
+            w,
+            lambda s, wf: self.shards.submit(s, worker.evaluate, self.phase, wf),
+            self._rebuilt,
+        )
         loss = float(sum(p["loss"] for p in parts))
         norm_sq = float(w @ w)
         return {
