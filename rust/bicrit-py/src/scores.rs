@@ -594,7 +594,7 @@ fn method_of(
 ) -> PyResult<Method> {
     match search {
         Some(spec) => Ok(Method::Search(spec.get().inner.clone())),
-        None => Method::auto(s.name(), psi, s.capabilities()).map_err(|e| to_py(py, e)),
+        None => Method::auto_for(s, psi).map_err(|e| to_py(py, e)),
     }
 }
 
@@ -694,9 +694,8 @@ pub fn scores_loss<'py>(
     let ids = match (cache, ids) {
         (None, None) => None,
         (Some(c), Some(ids)) => {
-            let a: PyReadonlyArrayDyn<'_, i64> = ids
-                .extract()
-                .map_err(|_| to_py(py, Error::input("'ids' must be an int64 numpy array")))?;
+            let a: PyReadonlyArrayDyn<'_, i64> =
+                ids.extract().map_err(|_| to_py(py, Error::input("'ids' must be an int64 numpy array")))?;
             let b = match &built {
                 Built::Chain(s) => s.batch(),
                 Built::Tree(s) => s.batch(),

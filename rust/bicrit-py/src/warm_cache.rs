@@ -129,7 +129,7 @@ impl PyWarmCache {
 impl PyWarmCache {
     /// A cache of at most `max_bytes` bytes of labels (default 64 MiB).
     #[new]
-    #[pyo3(signature = (max_bytes = 64 << 20))]
+    #[pyo3(signature = (max_bytes = 67108864))]
     fn new(py: Python<'_>, max_bytes: i64) -> PyResult<Self> {
         if max_bytes < 1 {
             return Err(to_py(py, Error::param(format!("max_bytes must be at least 1, got {max_bytes}"))));

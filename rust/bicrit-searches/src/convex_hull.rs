@@ -39,11 +39,17 @@ pub struct ConvexHull {
     /// The first λ when nothing but the gold label is known (default: the tangent at gold when
     /// finite and positive, else 1).
     pub lambda0: Option<f64>,
+    /// Integral recovery with a ban list: answers asked for beyond the first at each query
+    /// (all added to the labels known), which deepens the cuts of the unseen-label bound.
+    pub deepen: usize,
+    /// Integral recovery: every label has g ≥ 0 (g a task loss), which lets the loop stop on
+    /// the bound of the labels not seen yet ([`crate::integral`]).
+    pub nonneg_g: bool,
 }
 
 impl Default for ConvexHull {
     fn default() -> Self {
-        ConvexHull { integral: Integral::None, max_calls: 1000, lambda0: None }
+        ConvexHull { integral: Integral::None, max_calls: 1000, lambda0: None, deepen: 0, nonneg_g: false }
     }
 }
 
@@ -69,12 +75,16 @@ pub(crate) struct Round {
     pub line: Option<(Lambda, f64)>,
 }
 
+/// Most extra answers a deepened ban-list query asks for.
+const MAX_DEEPEN: usize = 32;
+
 /// How a round reaches the oracle.
 pub(crate) enum Access {
     /// Plain λ-oracle.
     Plain,
-    /// λ-oracle with the labels of the banned candidates as a ban list.
-    Ban,
+    /// λ-oracle with the labels of the banned candidates as a ban list, asking for this many
+    /// answers beyond the first (added to the labels known).
+    Ban(usize),
     /// k-best with k = (banned candidates) + 1; answers at a banned point's coordinates are
     /// skipped, which emulates the ban list.
     KBest,
@@ -212,6 +222,11 @@ pub(crate) fn round<O: LambdaOracle>(
         };
         if let (Some((c, sc)), true) = (line, certifying) {
             if ky <= c + REL_TOL * (sy.max(sc) + f64::MIN_POSITIVE) {
+                if matches!(access, Access::Ban(e) if *e > 0) {
+                    // a deepened loop keeps every label it is shown (below the line, so p̂
+                    // stands): the unseen-label bound then covers all the others
+                    s.add(y)?;
+                }
                 return Ok(Round { point, value, certified: true, line: Some((lambda, c)) });
             }
         }
@@ -231,9 +246,28 @@ fn ask<O: LambdaOracle>(
     let banned: Vec<usize> =
         (0..s.known.len()).filter(|&i| s.known[i].banned || s.known[i].ban_only_answers).collect();
     let ban_labels: Vec<O::Label> = banned.iter().map(|&i| s.label(i).clone()).collect();
-    Ok(match access {
+    let y = match access {
         Access::Plain => s.query(lambda, &[], 1, None)?.into_iter().next(),
-        Access::Ban => s.query(lambda, &ban_labels, 1, None)?.into_iter().next(),
+        Access::Ban(extra) => {
+            // deepen the ban-list rounds only (a first round, nothing banned, is one plain call),
+            // at least `extra` more answers and as many as the labels known (doubling per round)
+            let k = if ban_labels.is_empty() || *extra == 0 {
+                1
+            } else {
+                1 + (*extra).max(s.known.len()).min(MAX_DEEPEN)
+            };
+            let found = s.query(lambda, &ban_labels, k, None)?;
+            // every label neither banned nor returned is at most the last answer's line value
+            let cut =
+                if found.len() == k { found.last().map(|p| line_value(lambda, p.h, p.g).0) } else { None };
+            s.cuts.push((lambda, cut.unwrap_or(f64::NEG_INFINITY)));
+            let mut it = found.into_iter();
+            let y = it.next();
+            for p in it {
+                s.add(p)?;
+            }
+            y
+        }
         Access::KBest => {
             // Labels at a banned point's coordinates (the banned ones and their duplicates)
             // are skipped; when all k answers are skipped, ask for more.
@@ -250,7 +284,12 @@ fn ask<O: LambdaOracle>(
                 k *= 2;
             }
         }
-    })
+    };
+    if let Some(p) = &y {
+        let phi = s.psi().try_value(p.h, p.g)?;
+        s.top_phi = s.top_phi.max(phi);
+    }
+    Ok(y)
 }
 
 /// The round of a linear ψ = h + λ·g ([`bicrit_surrogates::Surrogate::exact_lambda`]): the
@@ -337,7 +376,7 @@ impl Search for ConvexHull {
             }
         }
         if self.integral != Integral::None {
-            return integral::recover(s, self.integral, first);
+            return integral::recover(s, self.integral, first, self.deepen, self.nonneg_g);
         }
         let r = round(s, &Access::Plain, first)?;
         let is_gold = matches!(r.point, HullPoint::Vertex(v) if s.known[v].gold);

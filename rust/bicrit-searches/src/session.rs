@@ -60,6 +60,12 @@ pub struct Session<'a, O: LambdaOracle> {
     tracing: bool,
     /// Reused buffer of warm-start coordinates.
     coords: Vec<(f64, f64)>,
+    /// Cuts of the integral recovery ([`crate::integral`]): after the query at λ, every label
+    /// neither banned nor returned then has h + λg ≤ K (λ = 0: h ≤ K; λ = ∞: g ≤ K; K = −∞: no
+    /// such label). Recorded by the ban-list and k-best queries.
+    pub(crate) cuts: Vec<(Lambda, f64)>,
+    /// Largest Φ of a query's top answer (answers are not all added to `known`).
+    pub(crate) top_phi: f64,
 }
 
 impl<'a, O: LambdaOracle> Session<'a, O> {
@@ -83,6 +89,8 @@ impl<'a, O: LambdaOracle> Session<'a, O> {
             need_nonneg_g,
             tracing: true,
             coords: Vec::new(),
+            cuts: Vec::new(),
+            top_phi: f64::NEG_INFINITY,
         };
         if let Some(p) = gold {
             s.check_point("the oracle's gold label", &p)?;

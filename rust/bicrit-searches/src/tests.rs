@@ -219,3 +219,69 @@ fn extreme_magnitudes_stay_finite() {
         }
     }
 }
+
+#[test]
+fn ban_loop_with_deepening_and_the_unseen_bound_is_exact() {
+    // Point sets like a tree's labels: g a task loss in {0, …, 6} (many labels per value, close
+    // h), gold at (0, 0); convex-hull-ban with extra answers per query and the unseen-label
+    // stopping rule against the brute-force maximum of ψ, and against the plain ban loop.
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let mut calls = [0usize; 4];
+    for case in 0..600 {
+        let n = 2 + (next() * 60.0) as usize;
+        let spread = [0.2, 1.0, 4.0][case % 3];
+        let (mut h, mut g) = (vec![0.0], vec![0.0]);
+        for _ in 0..n {
+            let gv = 1.0 + (next() * 6.0).floor();
+            h.push(-spread * next() * gv + 0.5 * spread * next());
+            g.push(gv);
+        }
+        for name in ["slack", "probloss", "margin"] {
+            let psi = by_name(name, &[]).unwrap();
+            let want = h.iter().zip(&g).map(|(&a, &b)| psi.value(a, b)).fold(f64::NEG_INFINITY, f64::max);
+            for (d, deepen) in [0, 1, 3, 8].into_iter().enumerate() {
+                let spec = SearchSpec::ConvexHull(crate::ConvexHull {
+                    integral: crate::Integral::Ban,
+                    deepen,
+                    nonneg_g: true,
+                    ..crate::ConvexHull::default()
+                });
+                let mut o = PointSetOracle::new(h.clone(), g.clone(), Some(0)).unwrap();
+                let out = spec.run(&mut o, psi.as_ref(), None, None).unwrap();
+                calls[d] += out.calls.total();
+                assert!(
+                    (out.value - want).abs() <= 1e-9 * (1.0 + want.abs()),
+                    "case {case} {name} deepen {deepen}: {} vs {want}",
+                    out.value
+                );
+                let i = out.answer[0].label;
+                assert!((psi.value(h[i], g[i]) - out.value).abs() <= 1e-12 * (1.0 + want.abs()));
+            }
+        }
+    }
+    // the stopping rule with deeper queries saves ban-list rounds
+    assert!(calls[3] < calls[0], "calls by deepening {calls:?}");
+}
+
+#[test]
+fn unseen_bound_is_the_maximum_over_the_cut_polygon() {
+    // ψ = slack on {g ≥ 0, h + g ≤ 1, h + 3g ≤ 2}: the boundary h = min(1 − g, 2 − 3g); a fine
+    // grid of its points never beats the bound, and the bound is attained within 1e-9.
+    let psi = SlackRescaling;
+    let cuts = [(Lambda::Finite(1.0), 1.0), (Lambda::Finite(3.0), 2.0)];
+    let u = crate::integral::unseen_bound(&psi, &cuts).unwrap().unwrap();
+    let grid = (0..=200_000).map(|j| j as f64 * 1e-5).map(|g| psi.value((1.0 - g).min(2.0 - 3.0 * g), g));
+    let top = grid.fold(f64::NEG_INFINITY, f64::max);
+    assert!(top <= u + 1e-12 && u - top < 1e-9, "{u} vs {top}");
+    // h bounded by a λ = 0 cut alone, g free: unbounded
+    assert!(crate::integral::unseen_bound(&psi, &[(Lambda::Zero, 1.0)]).unwrap().is_none());
+    // an exhausted query: nothing unseen
+    let none = crate::integral::unseen_bound(&psi, &[(Lambda::Finite(1.0), f64::NEG_INFINITY)]);
+    assert_eq!(none.unwrap(), Some(f64::NEG_INFINITY));
+}

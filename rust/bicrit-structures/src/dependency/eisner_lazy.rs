@@ -141,10 +141,19 @@ impl<'a> Lazy<'a> {
         for width in 1..=n - lo {
             for s in lo..=n - width {
                 let t = s + width;
-                for ty in [IR, IL, CR, CL] {
+                // incomplete items: one split maximisation for both arc directions
+                let split = lz.best_split(s..t, |m| (lz.idx(CR, s, m), lz.idx(CL, m + 1, t)));
+                for (ty, h, d) in [(IR, s, t), (IL, t, s)] {
                     let c = lz.idx(ty, s, t);
-                    lz.best[c] = lz.viterbi(c);
+                    lz.best[c] = match (split, arcs.vals(h, d).first()) {
+                        (Some(e), Some(a)) => Some(Entry { val: e.val + *a, ..e }),
+                        _ => None,
+                    };
                 }
+                let c = lz.idx(CR, s, t);
+                lz.best[c] = lz.best_split(s + 1..t + 1, |m| (lz.idx(IR, s, m), lz.idx(CR, m, t)));
+                let c = lz.idx(CL, s, t);
+                lz.best[c] = lz.best_split(s..t, |m| (lz.idx(CL, s, m), lz.idx(IL, m, t)));
             }
         }
         if lo == 1 {
@@ -152,6 +161,24 @@ impl<'a> Lazy<'a> {
             lz.best[r] = lz.viterbi(r);
         }
         lz
+    }
+
+    /// The best split m of two sub-items (ties: the smallest m), without an arc.
+    fn best_split(
+        &self,
+        ms: std::ops::Range<usize>,
+        tails: impl Fn(usize) -> (usize, usize),
+    ) -> Option<Entry> {
+        let mut best: Option<Entry> = None;
+        for m in ms {
+            let (a, b) = tails(m);
+            let (Some(x), Some(y)) = (&self.best[a], &self.best[b]) else { continue };
+            let v = x.val + y.val;
+            if best.is_none_or(|b| v.gt(&b.val)) {
+                best = Some(Entry { val: v, m: m as u32, i: 0, j: 0, l: 0 });
+            }
+        }
+        best
     }
 
     /// The best derivation of item `c` from its sub-items' best (ties: the smallest split).
@@ -205,7 +232,8 @@ impl<'a> Lazy<'a> {
                     continue;
                 }
                 let (a, b) = self.tails(&e, m);
-                let (Some(x), Some(y), Some(z)) = (self.best[a], self.best[b], self.arc(&e, m).first()) else {
+                let (Some(x), Some(y), Some(z)) = (self.best[a], self.best[b], self.arc(&e, m).first())
+                else {
                     continue;
                 };
                 init.push(Cand(Entry { val: x.val + y.val + *z, m: m as u32, i: 0, j: 0, l: 0 }));

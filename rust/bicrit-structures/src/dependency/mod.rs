@@ -297,7 +297,14 @@ pub(crate) fn kbest_trees(
         |heads: &[u32], rels: &[u32]| ban.iter().any(|b| b.heads == heads && (!labeled || b.rels == rels));
     let total = k.saturating_add(ban.len());
     if projective {
-        if eisner::chart_entries(table.n(), total) > MAX_CHART_ENTRIES {
+        // the lazy k-best holds the 1-best chart and, at worst, a candidate heap per item each
+        // derivation touches (two per item of the chart per answer)
+        let entries = if total == 1 {
+            eisner::chart_entries(table.n(), 1)
+        } else {
+            eisner::chart_entries(table.n(), 1).saturating_add(eisner::chart_entries(table.n(), total) / 2)
+        };
+        if entries > MAX_CHART_ENTRIES {
             return Err(Error::input(format!(
                 "k + |ban| = {total} is too large for a {}-token sentence (Eisner's k-best chart \
                  would exceed {MAX_CHART_ENTRIES} entries)",

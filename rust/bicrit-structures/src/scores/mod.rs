@@ -28,7 +28,7 @@ pub mod multilabel;
 pub mod tree;
 
 use bicrit_core::{Error, Lambda, LambdaOracle, Objective, PlaneQuery, Result, Terms};
-use bicrit_searches::{Item, SearchSpec, WarmStart};
+use bicrit_searches::{Integral, Item, SearchSpec, WarmStart};
 use bicrit_surrogates::Surrogate;
 use rayon::prelude::*;
 
@@ -38,7 +38,15 @@ use crate::{Scored, Structure, StructureOracle, TermQuery};
 pub trait ScoreStructure: Structure<Data = ()> {
     /// Number of instances in the batch.
     fn batch(&self) -> usize;
+
+    /// Whether a query for a few more answers costs little more than one (lazy k-best).
+    fn cheap_extra_answers(&self) -> bool {
+        false
+    }
 }
+
+/// Extra answers per ban-list query of the automatic search on trees ([`Method::auto`]).
+pub const TREE_DEEPEN: usize = 8;
 
 /// How the loss of one instance is computed.
 #[derive(Clone, Debug, PartialEq)]
@@ -59,6 +67,25 @@ impl Method {
             return Ok(Method::LossAugmented);
         }
         Ok(Method::Search(SearchSpec::from_name(crate::catalog::auto_search(structure, psi, caps, true))?))
+    }
+
+    /// [`Method::auto`] for the batch `s`: on trees (g = the task loss ≥ 0) the ban-list loop
+    /// also stops on the bound of the labels not seen yet, and where extra answers are cheap
+    /// ([`ScoreStructure::cheap_extra_answers`]: Eisner's lazy k-best) it asks for
+    /// [`TREE_DEEPEN`] more at each ban-list query, which deepens that bound.
+    pub fn auto_for<S: ScoreStructure>(s: &S, psi: &dyn Surrogate) -> Result<Self> {
+        let mut m = Method::auto(s.name(), psi, s.capabilities())?;
+        let fm = psi.factor_map(&Terms::default());
+        let nonneg_g = fm.g_by_loss() && fm.g.terms.loss >= 0.0 && fm.g.constant >= 0.0;
+        if let Method::Search(SearchSpec::ConvexHull(ch)) = &mut m {
+            if ch.integral == Integral::Ban && s.name() == "tree" && nonneg_g {
+                ch.nonneg_g = true;
+                if s.cheap_extra_answers() {
+                    ch.deepen = TREE_DEEPEN;
+                }
+            }
+        }
+        Ok(m)
     }
 
     /// Registry name (`loss-augmented` for the one-call margin path).
@@ -88,6 +115,9 @@ pub struct InstanceLoss<L> {
     pub upper_bound: Option<f64>,
 }
 
+/// An instance's loss with the warm start for its next search ([`loss_batch_warm`]).
+pub type Warmed<L> = (InstanceLoss<L>, Option<WarmStart<L>>);
+
 fn one_loss<S: ScoreStructure>(
     s: &S,
     w: &[f64],
@@ -96,7 +126,7 @@ fn one_loss<S: ScoreStructure>(
     psi: &dyn Surrogate,
     method: &Method,
     warm: Option<&WarmStart<S::Label>>,
-) -> Result<(InstanceLoss<S::Label>, Option<WarmStart<S::Label>>)> {
+) -> Result<Warmed<S::Label>> {
     s.check_label(&(), i, gold).map_err(|e| prefix(e, i))?;
     // A warm start is a hint (the answer is exact without it): one whose labels do not fit this
     // example (an id reused for another sentence) is dropped.
@@ -173,7 +203,6 @@ pub fn loss_batch<S: ScoreStructure>(
 /// label cache). The values are the same as without it (every search stays exact); the number
 /// of oracle calls is what changes. Returns each loss with the warm start for the example's
 /// next search (None for the one-call loss-augmented method, which needs none).
-#[allow(clippy::type_complexity)]
 pub fn loss_batch_warm<S: ScoreStructure>(
     s: &S,
     w: &[f64],
@@ -182,7 +211,7 @@ pub fn loss_batch_warm<S: ScoreStructure>(
     method: &Method,
     parallel: bool,
     warm: &[Option<WarmStart<S::Label>>],
-) -> Result<Vec<(InstanceLoss<S::Label>, Option<WarmStart<S::Label>>)>> {
+) -> Result<Vec<Warmed<S::Label>>> {
     check_batch(s, w, gold.len())?;
     if let Method::Search(spec) = method {
         // refuse an impossible combination once, naming both pieces, before any work

@@ -157,6 +157,7 @@ fn tree_loss_and_decoders_equal_brute_force() {
             let p = psi(name);
             for m in [
                 Method::auto("tree", p.as_ref(), tree.capabilities()).unwrap(),
+                Method::auto_for(&tree, p.as_ref()).unwrap(),
                 Method::Search(SearchSpec::from_name("convex-hull-kbest").unwrap()),
             ] {
                 let out = loss_batch(&tree, &w, &gold, p.as_ref(), &m, false).unwrap();

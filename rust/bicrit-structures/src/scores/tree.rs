@@ -330,4 +330,10 @@ impl ScoreStructure for ScoreTree {
     fn batch(&self) -> usize {
         self.lengths.len()
     }
+
+    /// Eisner's k-best is lazy (one chart, then work along the derivations); Lawler's k-best
+    /// for Chu–Liu–Edmonds reruns the algorithm per answer.
+    fn cheap_extra_answers(&self) -> bool {
+        self.projective
+    }
 }
