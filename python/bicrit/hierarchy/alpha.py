@@ -100,41 +100,17 @@ def power_alpha(
     """
     check_choice("method", method, ("auto", "closed_form", "conic"))
     parents, r, names = graph_of(hierarchy, root)
-    key = (
-        tuple(map(tuple, parents)),
+    alpha, _, _ = _native.alpha_power(
+        parents,
         r,
         float(rho),
-        _t(relaxed, T),
-        bool(directional),
-        bool(include_root),
-        method,
+        t=_t(relaxed, T),
+        directional=bool(directional),
+        include_root=bool(include_root),
+        method=method,
+        names=names,
     )
-    alpha = _POWER_CACHE.get(key)
-    if alpha is None:
-        alpha = np.asarray(
-            _native.alpha_power(
-                parents,
-                r,
-                float(rho),
-                t=_t(relaxed, T),
-                directional=bool(directional),
-                include_root=bool(include_root),
-                method=method,
-                names=names,
-            )[0]
-        )
-        if len(_POWER_CACHE) >= _POWER_CACHE_SIZE:
-            _POWER_CACHE.pop(next(iter(_POWER_CACHE)))
-        _POWER_CACHE[key] = alpha
-    return alpha.copy()
-
-
-#: The last answers of :func:`power_alpha` by graph and parameters: on a DAG the conic program
-#: takes seconds (5.5 CPU s on a 4,000-node Gene Ontology graph), and a grid of NHSVM or SSVM
-#: fits on one hierarchy asks for the same weights at every fit. The solver is deterministic,
-#: so a cached answer is the one a new solve would give.
-_POWER_CACHE: dict[tuple[Any, ...], np.ndarray] = {}
-_POWER_CACHE_SIZE = 8
+    return np.asarray(alpha)
 
 
 def maxmin_alpha(

@@ -182,33 +182,22 @@ impl<S: Structure> Problem<'_, S> {
             )));
         }
         let dim = self.dim();
-        let dphi = with_scratch(dim, |s| -> Result<SparseVec> {
-            // Σ_j t_j (φ(y_j) − φ(y_i)) over the answer's labels other than y_i (a hull edge
-            // ending at the gold label, 90 % of slack's late answers on CoNLL, adds nothing):
-            // from the parts that differ where the structure gives them
-            let items: Vec<(&S::Label, f64)> = out
-                .answer
-                .iter()
-                .filter(|it| it.weight != 0.0 && it.label != *y_true)
-                .map(|it| (&it.label, it.weight))
-                .collect();
-            let mut add = |j: usize, v: f64| s.add(j, v);
-            if self.structure.add_feature_difference(self.data, i, y_true, &items, &mut add)? {
-                return Ok(s.take());
-            }
-            // φ(x_i, y_i) with unique indices first (summed as one vector, then subtracted)
-            s.add_sparse(&self.structure.joint_feature(self.data, i, y_true)?, 1.0);
-            let gold_phi = s.take();
-            let mut mass = 0.0;
-            for &(y, t) in &items {
-                let phi = self.structure.joint_feature(self.data, i, y)?;
-                check_indices(i, &phi, dim)?;
-                s.add_sparse(&phi, t);
-                mass += t;
-            }
-            s.add_sparse(&gold_phi, -mass);
-            Ok(s.take())
-        })?;
+        // Σ_j t_j (φ(y_j) − φ(y_i)) over the answer's labels other than y_i (a hull edge
+        // ending at the gold label, 90 % of slack's late answers on CoNLL, adds nothing):
+        // from the parts that differ where the structure gives them
+        let items: Vec<(&S::Label, f64)> = out
+            .answer
+            .iter()
+            .filter(|it| it.weight != 0.0 && it.label != *y_true)
+            .map(|it| (&it.label, it.weight))
+            .collect();
+        let mut direct = crate::scratch::pooled(0);
+        let dphi = if self.structure.write_feature_difference(self.data, i, y_true, &items, &mut direct)? {
+            direct
+        } else {
+            crate::scratch::recycle(direct);
+            self.accumulated_difference(i, y_true, &items, dim)?
+        };
         let margin = scale * dot(w, &dphi);
         Ok(Violation {
             loss: out.value,
@@ -220,6 +209,35 @@ impl<S: Structure> Problem<'_, S> {
             dphi,
             calls: out.calls,
             warm: out.warm,
+        })
+    }
+
+    /// Σ_j t_j (φ(x_i, y_j) − φ(x_i, y_i)) through the accumulator: the structure's differing
+    /// parts when it gives them, else whole joint feature vectors.
+    fn accumulated_difference(
+        &self,
+        i: usize,
+        y_true: &S::Label,
+        items: &[(&S::Label, f64)],
+        dim: usize,
+    ) -> Result<SparseVec> {
+        with_scratch(dim, |s| -> Result<SparseVec> {
+            let mut add = |j: usize, v: f64| s.add(j, v);
+            if self.structure.add_feature_difference(self.data, i, y_true, items, &mut add)? {
+                return Ok(s.take());
+            }
+            // φ(x_i, y_i) with unique indices first (summed as one vector, then subtracted)
+            s.add_sparse(&self.structure.joint_feature(self.data, i, y_true)?, 1.0);
+            let gold_phi = s.take();
+            let mut mass = 0.0;
+            for &(y, t) in items {
+                let phi = self.structure.joint_feature(self.data, i, y)?;
+                check_indices(i, &phi, dim)?;
+                s.add_sparse(&phi, t);
+                mass += t;
+            }
+            s.add_sparse(&gold_phi, -mass);
+            Ok(s.take())
         })
     }
 }

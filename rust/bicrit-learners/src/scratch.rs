@@ -121,7 +121,7 @@ pub fn recycle(mut v: SparseVec) {
 }
 
 /// An empty vector with room for `n` entries, from the pool when it has one.
-fn pooled(n: usize) -> SparseVec {
+pub fn pooled(n: usize) -> SparseVec {
     let mut v = POOL.lock().ok().and_then(|mut pool| pool.pop()).unwrap_or_default();
     v.indices.reserve(n);
     v.values.reserve(n);

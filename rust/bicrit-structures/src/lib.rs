@@ -125,6 +125,23 @@ pub trait Structure: Send + Sync {
         Ok(false)
     }
 
+    /// The difference of [`Structure::add_feature_difference`] written into `out` (empty on
+    /// entry) when the structure knows that its entries have distinct indices and no exact
+    /// zeros: `out` then holds what accumulating them gives (first-touch order), bit for bit,
+    /// without the accumulator's dense pass, and the answer is `Ok(true)`. `Ok(false)` (the
+    /// default): the learner accumulates [`Structure::add_feature_difference`]'s entries.
+    fn write_feature_difference(
+        &self,
+        data: &Self::Data,
+        i: usize,
+        y_true: &Self::Label,
+        answer: &[(&Self::Label, f64)],
+        out: &mut SparseVec,
+    ) -> Result<bool> {
+        let _ = (data, i, y_true, answer, out);
+        Ok(false)
+    }
+
     /// Scores of instance `i` under `w` that every query of one inference can share, such as a
     /// chain's emission scores w·x_t (the costly part of a Viterbi call on NER features).
     /// [`StructureOracle`] computes them once per inference, when first needed, and hands them to

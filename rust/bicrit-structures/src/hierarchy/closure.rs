@@ -161,7 +161,7 @@ pub fn solve_support<V: Val>(
     let feasible = dinic(sc, s, t);
     feasible.then(|| {
         // Source side of the minimum cut: reachable from s in the residual graph.
-        reach(sc, s);
+        reach(sc, s, None);
         let mut label: Vec<u32> = (0..n).filter(|&u| sc.level[u] >= 0).map(|u| sc.nodes[u]).collect();
         label.push(root as u32);
         label.sort_unstable();
@@ -170,8 +170,10 @@ pub fn solve_support<V: Val>(
 }
 
 /// Marks in `level` (≥ 0) the nodes reachable from `s` through arcs with residual capacity;
-/// returns the BFS levels.
-fn reach<V: Val>(sc: &mut FlowScratch<V>, s: usize) {
+/// returns the BFS levels. With `target`, stops as soon as the target is reached: every node of
+/// a lower level has its level by then (BFS order), and Dinic's phase only walks arcs that go
+/// one level up towards it, so the nodes left unvisited (level −1) are never needed.
+fn reach<V: Val>(sc: &mut FlowScratch<V>, s: usize, target: Option<usize>) {
     sc.level.clear();
     sc.level.resize(sc.adj_ptr.len() - 1, -1);
     sc.queue.clear();
@@ -185,6 +187,9 @@ fn reach<V: Val>(sc: &mut FlowScratch<V>, s: usize) {
             let v = sc.to[a as usize] as usize;
             if sc.level[v] < 0 && sc.cap[a as usize] > V::ZERO {
                 sc.level[v] = sc.level[u] + 1;
+                if target == Some(v) {
+                    return;
+                }
                 sc.queue.push(v as u32);
             }
         }
@@ -194,7 +199,7 @@ fn reach<V: Val>(sc: &mut FlowScratch<V>, s: usize) {
 /// Dinic's max-flow from `s` to `t` on the scratch network; `false` when the flow is infinite.
 fn dinic<V: Val>(sc: &mut FlowScratch<V>, s: usize, t: usize) -> bool {
     loop {
-        reach(sc, s);
+        reach(sc, s, Some(t));
         if sc.level[t] < 0 {
             return true;
         }

@@ -74,7 +74,6 @@ impl HierarchyStructure {
                 g.describe(g.root())
             )));
         }
-        let mut terminals = Vec::new();
         for &v in y {
             for &p in g.parents(v as usize) {
                 if !Self::has(y, p) {
@@ -86,6 +85,10 @@ impl HierarchyStructure {
                 }
             }
         }
+        if self.multilabel && self.space == LabelSpace::Any {
+            return Ok(()); // any terminal nodes, any number of them
+        }
+        let mut terminals = Vec::new();
         for &v in y {
             let ch = g.children(v as usize);
             if !ch.iter().any(|&c| Self::has(y, c)) {

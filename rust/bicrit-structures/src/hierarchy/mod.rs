@@ -575,6 +575,29 @@ impl Structure for HierarchyStructure {
         Ok(true)
     }
 
+    /// [`Self::add_feature_difference`]'s entries are distinct (one block per node of
+    /// ŷ △ y_true, exact zeros dropped) when x_i's column indices are: then they go straight
+    /// into `out`.
+    fn write_feature_difference(
+        &self,
+        data: &CsrMatrix,
+        i: usize,
+        y_true: &HierLabel,
+        answer: &[(&HierLabel, f64)],
+        out: &mut SparseVec,
+    ) -> Result<bool> {
+        let [(y, t)] = answer else { return Ok(false) };
+        if *t != 1.0 || i >= data.view().n_rows() {
+            return Ok(false);
+        }
+        let (idx, _) = data.view().row(i);
+        if idx.windows(2).any(|c| c[0] >= c[1]) {
+            return Ok(false); // repeated columns: the accumulator sums them
+        }
+        self.each_feature_difference(data, i, y, y_true, |k, v| out.push(k, v))?;
+        Ok(true)
+    }
+
     fn terms(&self, y: &HierLabel, y_true: &HierLabel) -> Result<Terms> {
         self.check(y)?;
         self.check(y_true)?;

@@ -600,9 +600,22 @@ fn feature_difference_is_the_accumulated_difference_bit_for_bit() {
                 assert_eq!(got.indices, want.indices, "case {case}: y {y:?} y_true {t:?}");
                 let bits = |v: &SparseVec| v.values.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
                 assert_eq!(bits(&got), bits(&want), "case {case}: y {y:?} y_true {t:?}");
+                // written straight into a vector: the same entries, order and bits
+                let mut out = SparseVec::new();
+                assert!(s.write_feature_difference(&x, 0, t, &[(y, 1.0)], &mut out).unwrap());
+                assert_eq!(out.indices, want.indices, "case {case}: y {y:?} y_true {t:?}");
+                assert_eq!(bits(&out), bits(&want), "case {case}: y {y:?} y_true {t:?}");
             }
         }
         assert!(s.feature_difference(&x, 0, &vec![u32::MAX], &labels[0]).is_err());
+        let mut out = SparseVec::new();
+        assert!(s.write_feature_difference(&x, 0, &labels[0], &[(&vec![u32::MAX], 1.0)], &mut out).is_err());
+        // fractional answers and rows with repeated columns are left to the accumulator
+        let (y, t) = (&labels[labels.len() - 1], &labels[0]);
+        assert!(!s.write_feature_difference(&x, 0, t, &[(y, 0.5)], &mut SparseVec::new()).unwrap());
+        assert!(!s.write_feature_difference(&x, 0, t, &[(y, 0.5), (t, 0.5)], &mut SparseVec::new()).unwrap());
+        let twice = CsrMatrix::new("x", vec![0, 2], vec![0, 0], vec![1.0, 2.0], d).unwrap();
+        assert!(!s.write_feature_difference(&twice, 0, t, &[(y, 1.0)], &mut SparseVec::new()).unwrap());
     }
 }
 
