@@ -80,31 +80,6 @@ def test_the_calibration_strategy_changes_only_the_calibrated_numbers(data_dir, 
     assert a["test"][0] != b["test"][0] and 0.0 < b["test"][0] <= 1.0
 
 
-@pytest.mark.slow
-def test_models_with_node_weights_are_always_cross_fitted(data_dir, tmp_path) -> None:
-    """NHSVM's and SSVM's final models do not score on the selection model's scale (their α
-    depends on the training labels' virtual leaves), so ``calibration="valid"`` cross-fits them:
-    the same rows as an explicit ``"crossfit"`` run; HSVM keeps ``"valid"``."""
-    kw = {
-        "seeds": 1,
-        "scale": 0.15,
-        "baselines": (),
-        "grid": {"C": (0.1,), "multilabel_loss": ("auto",)},
-        "log": lambda *a: None,
-    }
-    a = hmc.run_set(
-        "church_FUN", calibration="valid", models=("hsvm", "nhsvm"), out=tmp_path / "a", **kw
-    )
-    b = hmc.run_set(
-        "church_FUN", calibration="crossfit", models=("nhsvm",), out=tmp_path / "b", **kw
-    )
-    cal = dict(zip(a["method"].to_list(), a["calibration"].to_list(), strict=True))
-    assert cal == {"hsvm": "valid", "nhsvm": "crossfit"}
-    nh = a.filter(pl.col("method") == "nhsvm")
-    for col in ("params", "calibration", "valid", "test", "test_raw"):
-        assert nh[col].to_list() == b[col].to_list(), col
-
-
 def test_evaluated_nodes_leave_out_the_roots(data_dir) -> None:
     from bicrit.datasets import load
 

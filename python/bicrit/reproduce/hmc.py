@@ -27,9 +27,7 @@ Protocol (the field's; docs/hierarchy-scores.md), per dataset:
    train, seed 0), kept from the grid, so the calibration costs no fit. Per method, crossfit
    costs 3 × :data:`CAL_FOLDS` fits more than valid: on the Gene Ontology DAGs, where a fit
    takes minutes, that is 6 of 13 fits; benches/hierarchy/RESULTS.md compares the two on a
-   FunCat set. ``"valid"`` assumes the final model scores on the selection model's scale,
-   which the models with node weights α (:data:`SCALE_SHIFTING`) do not: they are always
-   cross-fitted. The strategy is recorded in every row (``calibration``).
+   FunCat set. The strategy is recorded in every row (``calibration``).
 4. **Test, once per reported number**: AU(PRC) (:func:`bicrit.metrics.hierarchy.au_prc`) over
    every node except the root and, on the Gene Ontology sets, the ontology roots GO0003674,
    GO0005575 and GO0008150 (:data:`SKIP`), of the score chosen on valid (``test``); the raw
@@ -88,7 +86,6 @@ __all__ = [
     "OTHERS",
     "OURS",
     "PUBLISHED",
-    "SCALE_SHIFTING",
     "SETS",
     "SKIP",
     "VALID_FRACTION",
@@ -195,15 +192,6 @@ CAL_FOLDS = 2
 #: is always ``"stop"``: its node scores on its own early-stopping part, which its gradient
 #: steps did not see.
 CALIBRATION: dict[str, str] = {"tree": "crossfit", "DAG": "valid"}
-
-#: Models calibrated by ``"crossfit"`` whatever the default: their node weights α come from the
-#: hierarchy with the virtual leaves of their training labels (NHSVM's ρ = 2 weights; SSVM's
-#: start, then its α steps), so the final model (train + valid) does not score on the selection
-#: model's (train) scale and Platt parameters fitted on the latter's valid scores do not carry
-#: over. Measured on gasch2_GO's NHSVM (4,619 against 4,710 nodes; median |node score| .38
-#: against .57): test AU(PRC) .214 with ``"valid"``, against .360 for the selection model with
-#: its own valid calibration (benches/hierarchy/RESULTS.md). SSVM by the same argument.
-SCALE_SHIFTING = ("nhsvm", "ssvm")
 
 
 def evaluated_nodes(hierarchy: Any) -> np.ndarray:
@@ -504,10 +492,7 @@ def run_set(
                     best = (value, params, S, score)
         assert best is not None
         v_best, params, S_valid, score = best
-        model_cal = (
-            "crossfit" if model in SCALE_SHIFTING and calibration == "valid" else calibration
-        )
-        held_out = (S_valid, valid.Y) if model_cal == "valid" else None
+        held_out = (S_valid, valid.Y) if calibration == "valid" else None
         label = ", ".join(f"{k}={params[k]}" for k in g)
         for seed in range(seeds):
             P, S, fit_s = _final_probs(h, params, both_i, Xte, seed, epochs, held_out, scale)
@@ -517,7 +502,7 @@ def run_set(
                     "method": model,
                     "seed": seed,
                     "params": label,
-                    "calibration": "stop" if neural else model_cal,
+                    "calibration": "stop" if neural else calibration,
                     "score": score,
                     "valid": v_best,
                     "test": ap(test.Y, P if score == "calibrated" else S),
