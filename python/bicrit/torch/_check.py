@@ -105,10 +105,9 @@ def reduce(loss: Tensor, how: str, tokens: Tensor | None) -> Tensor:
 def ids(t: Any, b: int) -> Tensor:
     """Example ids [B] for the warm-start cache, as a CPU int64 tensor (any device accepted:
     only the ids cross to the host)."""
-    if not isinstance(t, Tensor):
-        t = torch.as_tensor(t)
-    if t.dtype == torch.bool or t.is_floating_point() or t.is_complex():
-        raise InvalidInputError(f"ids must be an integer tensor, got dtype {t.dtype}")
-    if tuple(t.shape) != (b,):
-        raise InvalidInputError(f"ids must have shape [{b}], got {list(t.shape)}")
-    return t.detach().to(device="cpu", dtype=torch.int64)
+    x: Tensor = t if isinstance(t, Tensor) else torch.as_tensor(t)
+    if x.dtype == torch.bool or x.is_floating_point() or x.is_complex():
+        raise InvalidInputError(f"ids must be an integer tensor, got dtype {x.dtype}")
+    if tuple(x.shape) != (b,):
+        raise InvalidInputError(f"ids must have shape [{b}], got {list(x.shape)}")
+    return x.detach().to(device="cpu", dtype=torch.int64)
