@@ -29,18 +29,21 @@ use std::collections::BinaryHeap;
 use super::arcs::{ArcTable, Tree};
 use super::val::Val;
 
-const CR: usize = 0;
-const CL: usize = 1;
-const IR: usize = 2;
-const IL: usize = 3;
+// The four item kinds of a span (complete/incomplete, head right/left); shared with the lazy
+// k-best (`eisner_lazy`).
+pub(super) const CR: usize = 0;
+pub(super) const CL: usize = 1;
+pub(super) const IR: usize = 2;
+pub(super) const IL: usize = 3;
 
+/// One derivation of an item: hyperedge `m` with sub-derivations `i`, `j` and arc label `l`.
 #[derive(Clone, Copy, Debug)]
-struct Entry {
-    val: Val,
-    m: u32,
-    i: u32,
-    j: u32,
-    l: u32,
+pub(super) struct Entry {
+    pub(super) val: Val,
+    pub(super) m: u32,
+    pub(super) i: u32,
+    pub(super) j: u32,
+    pub(super) l: u32,
 }
 
 #[derive(Clone, Copy, Debug)]

@@ -18,22 +18,8 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use super::arcs::{ArcTable, Tree};
+use super::eisner::{Entry, CL, CR, IL, IR};
 use super::val::Val;
-
-const CR: usize = 0;
-const CL: usize = 1;
-const IR: usize = 2;
-const IL: usize = 3;
-
-/// One derivation of an item: hyperedge `m` with sub-derivations `i`, `j` and arc label `l`.
-#[derive(Clone, Copy, Debug)]
-struct Entry {
-    val: Val,
-    m: u32,
-    i: u32,
-    j: u32,
-    l: u32,
-}
 
 #[derive(Clone, Copy, Debug)]
 struct Cand(Entry);
