@@ -47,6 +47,7 @@
 //! with the token error 1[y_t ≠ g_t] as the count — the best label for every number of wrong
 //! tokens c = 0..=T in one O(T²·S²/2) pass (the `frontier` search, docs/architecture.md, Searches).
 
+mod all_wrong;
 pub mod dp;
 pub mod tags;
 
@@ -627,6 +628,14 @@ pub(crate) fn oracle_raw(
             viterbi_dense_in(&b.tables, &mut b.dp).map_or_else(Vec::new, |p| vec![p])
         }),
         Some(sec) => {
+            // λ = ∞ with the token Hamming loss: the best label with every token wrong, one plain
+            // Viterbi ([`all_wrong`]; the same answer as the lexicographic pass below)
+            if want == 1 && all_wrong::maximises_token_errors(loss, &q.primary) {
+                let found = with_buffers(|b| all_wrong::best_all_wrong(raw, tags, loss, y_true, sec, b));
+                if let Some(p) = found {
+                    return scored(raw, tags, loss, y_true, vec![p], banned, k);
+                }
+            }
             let tab = fold_tables::<Lex>(raw, tags, loss, Some(y_true), &q.primary, Some(sec));
             let segmented =
                 loss == ChainLoss::Segment && (q.primary.terms.loss != 0.0 || sec.terms.loss != 0.0);
@@ -637,6 +646,19 @@ pub(crate) fn oracle_raw(
             }
         }
     };
+    scored(raw, tags, loss, y_true, found, banned, k)
+}
+
+/// The first `k` labels of `found` that are not banned, with their margins and terms.
+fn scored(
+    raw: &RawScores<'_>,
+    tags: &Tags,
+    loss: ChainLoss,
+    y_true: &[usize],
+    found: Vec<Vec<usize>>,
+    banned: &[&Vec<usize>],
+    k: usize,
+) -> Vec<Scored<Vec<usize>>> {
     let gold_score = path_score_raw(raw, y_true);
     let mut out = Vec::with_capacity(k);
     for y in found {
