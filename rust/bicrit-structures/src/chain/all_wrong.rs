@@ -91,7 +91,7 @@ mod tests {
                 start: &start,
                 end: &end,
             };
-            let outside: Vec<usize> = (0..s).filter(|&x| next() % 3 == 0).collect();
+            let outside: Vec<usize> = (0..s).filter(|_| next() % 3 == 0).collect();
             let tags = Tags::from_outside(s, &outside).unwrap();
             let gold: Vec<usize> = (0..t).map(|_| (next() % s as u64) as usize).collect();
             let c = [1.0, 2.5][case % 2];
