@@ -152,6 +152,14 @@ pub trait LambdaOracle {
     /// a search whose best point is not above it returns the gold label (zero loss).
     fn gold(&self) -> Option<Point<Self::Label>>;
 
+    /// An upper bound on g(y) over every label of the instance, when the oracle knows one
+    /// (g = L and a task loss L bounded by the number of parts: a chain's token Hamming loss is
+    /// at most its length). A search then certifies a best point whose g reaches the bound at
+    /// λ = ∞ without a call: no label has a larger g. `None` (the default): no bound known.
+    fn g_bound(&self) -> Option<f64> {
+        None
+    }
+
     /// The current coordinates (h, g) of labels known from earlier (a label cache or the
     /// previous epoch's hull vertices: the warm start of thesis §`sec:convex_hull_search`),
     /// appended to `out` in the order of `labels` — computed directly, not an oracle query; the

@@ -22,10 +22,11 @@
 //! (every structure oracle knows it) the best point never leaves it. An oracle without a gold
 //! label whose labels all have Φ < 0 gets a valid but not necessarily optimal answer.
 
-use bicrit_core::{Lambda, LambdaOracle, Result};
+use bicrit_core::{Lambda, LambdaOracle, Point, Result};
 
 use crate::geometry::{max_on_segment, upper_right_chain, REL_TOL};
 use crate::integral::{self, Integral};
+use crate::planes;
 use crate::session::Session;
 use crate::{Found, Item, Requirements, Search, WarmStart};
 
@@ -202,15 +203,7 @@ pub(crate) fn round<O: LambdaOracle>(
             (_, _, l) => (l.unwrap_or(Lambda::Infinity), true),
         };
         started = true;
-        if !s.budget_left() {
-            return Ok(Round { point, value, certified: false, line: None });
-        }
-        let Some(y) = ask(s, access, lambda)? else {
-            // No label left (everything banned): the chain found so far is all there is.
-            return Ok(Round { point, value, certified: true, line: None });
-        };
-        // The value certificate: is y above the line through p̂ with normal (1, λ)?
-        let (ky, sy) = line_value(lambda, y.h, y.g);
+        // The value certificate: is the answer y above the line through p̂ with normal (1, λ)?
         let line = match point {
             HullPoint::Empty => None,
             HullPoint::Vertex(v) => Some(line_value(lambda, s.known[v].h, s.known[v].g)),
@@ -220,6 +213,29 @@ pub(crate) fn round<O: LambdaOracle>(
                 Some((la.max(lb), sa.max(sb)))
             }
         };
+        // Without a call when the planes of earlier answers (and the oracle's bound on g) keep
+        // every label the oracle may return on or below that line: its answer would certify.
+        if let (Some((c, sc)), true) = (line, certifying) {
+            if let Some(u) = planes::line_bound(&s.planes, lambda) {
+                if u == f64::NEG_INFINITY {
+                    return Ok(Round { point, value, certified: true, line: None });
+                }
+                if u <= c + REL_TOL * (u.abs().max(sc) + f64::MIN_POSITIVE) {
+                    if matches!(access, Access::Ban(_)) {
+                        s.cuts.push((lambda, u)); // every label not banned is below it
+                    }
+                    return Ok(Round { point, value, certified: true, line: Some((lambda, c)) });
+                }
+            }
+        }
+        if !s.budget_left() {
+            return Ok(Round { point, value, certified: false, line: None });
+        }
+        let Some(y) = ask(s, access, lambda)? else {
+            // No label left (everything banned): the chain found so far is all there is.
+            return Ok(Round { point, value, certified: true, line: None });
+        };
+        let (ky, sy) = line_value(lambda, y.h, y.g);
         if let (Some((c, sc)), true) = (line, certifying) {
             if ky <= c + REL_TOL * (sy.max(sc) + f64::MIN_POSITIVE) {
                 if matches!(access, Access::Ban(e) if *e > 0) {
@@ -247,7 +263,11 @@ fn ask<O: LambdaOracle>(
         (0..s.known.len()).filter(|&i| s.known[i].banned || s.known[i].ban_only_answers).collect();
     let ban_labels: Vec<O::Label> = banned.iter().map(|&i| s.label(i).clone()).collect();
     let y = match access {
-        Access::Plain => s.query(lambda, &[], 1, None)?.into_iter().next(),
+        Access::Plain => {
+            let found = s.query(lambda, &[], 1, None)?;
+            record_plane(s, lambda, found.first());
+            found.into_iter().next()
+        }
         Access::Ban(extra) => {
             // deepen the ban-list rounds only (a first round, nothing banned, is one plain call),
             // at least `extra` more answers and as many as the labels known (doubling per round)
@@ -257,6 +277,7 @@ fn ask<O: LambdaOracle>(
                 1 + (*extra).max(s.known.len()).min(MAX_DEEPEN)
             };
             let found = s.query(lambda, &ban_labels, k, None)?;
+            record_plane(s, lambda, found.first());
             // every label neither banned nor returned is at most the last answer's line value
             let cut =
                 if found.len() == k { found.last().map(|p| line_value(lambda, p.h, p.g).0) } else { None };
@@ -274,6 +295,7 @@ fn ask<O: LambdaOracle>(
             let mut k = banned.len() + 1;
             loop {
                 let found = s.query(lambda, &[], k, None)?;
+                record_plane(s, lambda, found.first());
                 let full = found.len() == k;
                 let pick = found
                     .into_iter()
@@ -290,6 +312,17 @@ fn ask<O: LambdaOracle>(
         s.top_phi = s.top_phi.max(phi);
     }
     Ok(y)
+}
+
+/// Keeps the plane of a query's top answer (−∞: no label answered) for [`planes::line_bound`]:
+/// the top answer maximises the line value over every label the oracle may return.
+fn record_plane<L>(
+    s: &mut Session<'_, impl LambdaOracle<Label = L>>,
+    lambda: Lambda,
+    top: Option<&Point<L>>,
+) {
+    let k = top.map_or(f64::NEG_INFINITY, |p| line_value(lambda, p.h, p.g).0);
+    s.planes.push((lambda, k));
 }
 
 /// The round of a linear ψ = h + λ·g ([`bicrit_surrogates::Surrogate::exact_lambda`]): the

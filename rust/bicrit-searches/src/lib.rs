@@ -33,6 +33,7 @@ pub mod convex_hull;
 pub mod frontier;
 pub mod geometry;
 pub mod integral;
+mod planes;
 pub mod point_set;
 pub mod sarawagi;
 pub mod session;

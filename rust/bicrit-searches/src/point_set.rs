@@ -21,6 +21,7 @@ pub struct PointSetOracle {
     gold: Option<usize>,
     caps: Capabilities,
     calls: usize,
+    g_bound: Option<f64>,
 }
 
 impl PointSetOracle {
@@ -46,13 +47,23 @@ impl PointSetOracle {
             None => (0..h.len()).find(|&i| h[i] == 0.0 && g[i] == 0.0),
         };
         let caps = Capabilities { ban: true, kbest: true, cone: true, frontier: true, relaxed: false };
-        Ok(PointSetOracle { h, g, gold, caps, calls: 0 })
+        Ok(PointSetOracle { h, g, gold, caps, calls: 0, g_bound: None })
     }
 
     /// A set without a gold label.
     pub fn without_gold(mut self) -> Self {
         self.gold = None;
         self
+    }
+
+    /// Declares `bound` as the oracle's upper bound on g ([`LambdaOracle::g_bound`]); it must
+    /// be at least every point's g.
+    pub fn with_g_bound(mut self, bound: f64) -> Result<Self> {
+        if !bound.is_finite() || self.g.iter().any(|&g| g > bound) {
+            return Err(Error::input(format!("g bound {bound} is below a point's g or not finite")));
+        }
+        self.g_bound = Some(bound);
+        Ok(self)
     }
 
     /// Restricts the declared capabilities (to test refusals and λ-only searches).
@@ -163,6 +174,10 @@ impl LambdaOracle for PointSetOracle {
             out.push(Point { label: i, h: self.h[i], g: self.g[i] });
         }
         Ok(out)
+    }
+
+    fn g_bound(&self) -> Option<f64> {
+        self.g_bound
     }
 
     fn gold(&self) -> Option<Point<usize>> {

@@ -66,6 +66,10 @@ pub struct Session<'a, O: LambdaOracle> {
     pub(crate) cuts: Vec<(Lambda, f64)>,
     /// Largest Φ of a query's top answer (answers are not all added to `known`).
     pub(crate) top_phi: f64,
+    /// Planes (λ, K) bounding every label the oracle may still return, h + λg ≤ K (λ = 0: h ≤ K;
+    /// λ = ∞: g ≤ K): the top answers of the convex hull search's queries and the oracle's
+    /// [`LambdaOracle::g_bound`] ([`crate::planes`]).
+    pub(crate) planes: Vec<(Lambda, f64)>,
 }
 
 impl<'a, O: LambdaOracle> Session<'a, O> {
@@ -77,6 +81,8 @@ impl<'a, O: LambdaOracle> Session<'a, O> {
         need_nonneg_g: bool,
     ) -> Result<Self> {
         let gold = oracle.gold();
+        let planes =
+            oracle.g_bound().filter(|b| b.is_finite()).map(|b| (Lambda::Infinity, b)).into_iter().collect();
         let mut s = Session {
             oracle,
             psi,
@@ -91,6 +97,7 @@ impl<'a, O: LambdaOracle> Session<'a, O> {
             coords: Vec::new(),
             cuts: Vec::new(),
             top_phi: f64::NEG_INFINITY,
+            planes,
         };
         if let Some(p) = gold {
             s.check_point("the oracle's gold label", &p)?;

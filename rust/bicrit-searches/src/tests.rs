@@ -285,3 +285,63 @@ fn unseen_bound_is_the_maximum_over_the_cut_polygon() {
     let none = crate::integral::unseen_bound(&psi, &[(Lambda::Finite(1.0), f64::NEG_INFINITY)]);
     assert_eq!(none.unwrap(), Some(f64::NEG_INFINITY));
 }
+
+#[test]
+fn certificates_from_earlier_answers_keep_every_answer_and_save_calls() {
+    // Point sets like a chain's labels under the token Hamming loss: g ∈ {0, …, n} with labels at
+    // g = n (n = the bound the oracle declares, or above every point), gold at (0, 0). The
+    // convex hull searches certify from the planes of earlier answers and the bound on g without
+    // some calls: the same value as without the bound, the brute-force maximum for the integral
+    // searches, and never more calls.
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let (mut with, mut without) = (0usize, 0usize);
+    for case in 0..800 {
+        let n_max = 1 + (next() * 8.0) as usize;
+        let count = 1 + (next() * 40.0) as usize;
+        let scale = [0.5, 3.0, 30.0][case % 3];
+        let (mut h, mut g) = (vec![0.0], vec![0.0]);
+        for j in 0..count {
+            // at least one label at the largest loss when the bound is attained
+            let gv =
+                if j == 0 && case % 4 != 0 { n_max as f64 } else { (next() * (n_max as f64 + 1.0)).floor() };
+            h.push(scale * (next() - 0.3) * (1.0 + gv));
+            g.push(gv);
+        }
+        let bound = n_max as f64 + if case % 4 == 0 { 1.0 } else { 0.0 };
+        for name in ["slack", "probloss", "margin", "log"] {
+            let psi = by_name(name, &[]).unwrap();
+            let want = h.iter().zip(&g).map(|(&a, &b)| psi.value(a, b)).fold(f64::NEG_INFINITY, f64::max);
+            for search in ["convex-hull", "convex-hull-ban", "convex-hull-kbest"] {
+                let spec = SearchSpec::from_name(search).unwrap();
+                let mut plain = PointSetOracle::new(h.clone(), g.clone(), Some(0)).unwrap();
+                let mut bounded = plain.clone().with_g_bound(bound).unwrap();
+                let a = spec.run(&mut plain, psi.as_ref(), None, None).unwrap();
+                let b = spec.run(&mut bounded, psi.as_ref(), None, None).unwrap();
+                let ctx = format!("case {case} {name} {search}");
+                assert!(
+                    (a.value - b.value).abs() <= 1e-9 * (1.0 + a.value.abs()),
+                    "{ctx}: {} vs {}",
+                    a.value,
+                    b.value
+                );
+                assert!(b.calls.total() <= a.calls.total(), "{ctx}: {:?} vs {:?}", b.calls, a.calls);
+                if search != "convex-hull" {
+                    assert!(
+                        (b.value - want).abs() <= 1e-9 * (1.0 + want.abs()),
+                        "{ctx}: {} vs {want}",
+                        b.value
+                    );
+                }
+                with += b.calls.total();
+                without += a.calls.total();
+            }
+        }
+    }
+    assert!(with < without, "calls {with} with the bound, {without} without");
+}

@@ -90,6 +90,18 @@ impl<S: Structure> LambdaOracle for StructureOracle<'_, S> {
         Ok(found.into_iter().map(|s| self.to_point(s)).collect())
     }
 
+    /// g = b·L + const with b ≥ 0 ([`FactorMap::g_by_loss`]) and L ≤ the structure's
+    /// [`Structure::max_loss`]: g ≤ b·max_loss + const (L ≥ 0).
+    fn g_bound(&self) -> Option<f64> {
+        let g = &self.factors.g;
+        if !self.factors.g_by_loss() || g.terms.loss < 0.0 {
+            return None;
+        }
+        let l_max = self.structure.max_loss(self.data, self.i, self.y_true)?;
+        let bound = g.terms.loss * l_max + g.constant;
+        bound.is_finite().then_some(bound)
+    }
+
     fn gold(&self) -> Option<Point<S::Label>> {
         let terms = self.structure.terms(self.y_true, self.y_true).ok()?;
         Some(self.to_point(Scored { label: self.y_true.clone(), margin: 0.0, terms }))

@@ -83,6 +83,14 @@ pub trait Structure: Send + Sync {
     /// Fails with a clear [`bicrit_core::Error::InvalidInput`] when `y` is not a label of instance `i`.
     fn check_label(&self, data: &Self::Data, i: usize, y: &Self::Label) -> Result<()>;
 
+    /// An upper bound on the task loss L(y, `y_true`) over every label y of instance `i`, when
+    /// the structure knows one cheaply (a chain's token Hamming loss: its length); `None` (the
+    /// default) when not. [`StructureOracle`] turns it into [`bicrit_core::LambdaOracle::g_bound`].
+    fn max_loss(&self, data: &Self::Data, i: usize, y_true: &Self::Label) -> Option<f64> {
+        let _ = (data, i, y_true);
+        None
+    }
+
     /// φ(x_i, y) as a sparse vector (indices may repeat).
     fn joint_feature(&self, data: &Self::Data, i: usize, y: &Self::Label) -> Result<SparseVec>;
 

@@ -606,6 +606,12 @@ pub(crate) fn terms_of(tags: &Tags, loss: ChainLoss, y: &[usize], y_true: &[usiz
     t
 }
 
+/// An upper bound on the task loss of any label against `y_true`: its length for the token
+/// Hamming loss (every token wrong); none kept for the segment loss.
+pub(crate) fn max_loss_of(loss: ChainLoss, y_true: &[usize]) -> Option<f64> {
+    (loss == ChainLoss::Hamming).then_some(y_true.len() as f64)
+}
+
 /// Answers a query on raw scores (labels validated by the caller; `banned` deduplicated): the
 /// k + |ban| best labels, filtered (exact: at most |ban| of them are banned).
 pub(crate) fn oracle_raw(
@@ -1066,6 +1072,10 @@ impl Structure for Chain {
 
     fn name(&self) -> &str {
         "chain"
+    }
+
+    fn max_loss(&self, _data: &ChainData, _i: usize, y_true: &Vec<usize>) -> Option<f64> {
+        max_loss_of(self.loss, y_true)
     }
 
     fn n_instances(&self, data: &ChainData) -> usize {

@@ -18,8 +18,8 @@ use bicrit_core::{Capabilities, Error, Objective, Result, SparseVec, Terms};
 
 use super::{check_finite_named, ScoreStructure};
 use crate::chain::{
-    fold_tables, frontier_raw, oracle_raw, path_score_raw, solve_tables_f64, terms_of, ChainLoss, RawScores,
-    Tags,
+    fold_tables, frontier_raw, max_loss_of, oracle_raw, path_score_raw, solve_tables_f64, terms_of,
+    ChainLoss, RawScores, Tags,
 };
 use crate::{Scored, Structure, TermQuery};
 
@@ -177,6 +177,10 @@ impl Structure for ScoreChain {
 
     fn name(&self) -> &str {
         "chain"
+    }
+
+    fn max_loss(&self, _data: &(), _i: usize, y_true: &Vec<usize>) -> Option<f64> {
+        max_loss_of(self.loss, y_true)
     }
 
     fn n_instances(&self, _data: &()) -> usize {
