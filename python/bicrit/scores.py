@@ -28,7 +28,7 @@ Which value the loss is (``search``):
 * ``"auto"`` (default): the exact maximum of ψ over the integral labels — one loss-augmented call
   for margin rescaling; the one-call frontier search where the frontier costs one pass over the
   labels (multiclass, multi-label with exact inference); otherwise the convex hull search with
-  ban lists (exact integral; about 2-3 oracle calls on chains). On chains with the
+  ban lists (exact integral; 1 to 3 oracle calls per sequence on chains). On chains with the
   Hamming loss ``search="frontier"`` gives the same value in one frontier DP, O(T²S²) instead of
   the Viterbi's O(T·S²): faster only for very short sequences (``benches/torch``). Relaxed
   multi-label inference (L > 16) has no ban list: there it is the maximum over the local
