@@ -222,6 +222,13 @@ impl Structure for ScoreTree {
         "tree"
     }
 
+    /// At most max(1, `label_weight`) per token (a wrong head, or a right head with a wrong
+    /// relation).
+    fn max_loss(&self, _data: &(), _i: usize, y_true: &DepLabel) -> Option<f64> {
+        let per_token = if self.labeled() { self.label_weight.max(1.0) } else { 1.0 };
+        Some(y_true.heads.len() as f64 * per_token)
+    }
+
     fn n_instances(&self, _data: &()) -> usize {
         self.lengths.len()
     }
