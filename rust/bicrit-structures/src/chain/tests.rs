@@ -553,3 +553,80 @@ fn feature_difference_equals_the_difference_of_joint_features() {
     let e = c.add_feature_difference(&data, 0, &vec![0, 1], &[(&bad, 1.0)], &mut |_, _| {}).unwrap_err();
     assert!(e.to_string().contains("length"), "{e}");
 }
+
+#[test]
+fn largest_loss_query_equals_the_lexicographic_pass_and_brute_force() {
+    let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+    let mut next = move || rng.next();
+    let mut all_wrong_cases = 0;
+    for case in 0..3000 {
+        let s = 1 + (next() % 4) as usize;
+        let t = 1 + (next() % 5) as usize;
+        let per_step = case % 2 == 0;
+        // a small integer grid: many exact ties in both components
+        let mut grid = |n: usize| -> Vec<f64> { (0..n).map(|_| (next() % 3) as f64 - 1.0).collect() };
+        let unary = grid(t * s);
+        let trans = grid(if per_step { t.saturating_sub(1) * s * s } else { s * s });
+        let (start, end) = (grid(s), grid(s));
+        let raw = RawScores {
+            n_states: s,
+            unary: &unary,
+            trans: &trans,
+            trans_per_step: per_step,
+            start: &start,
+            end: &end,
+        };
+        let outside: Vec<usize> = (0..s).filter(|_| next() % 3 == 0).collect();
+        let tags = Tags::from_outside(s, &outside).unwrap();
+        let gold: Vec<usize> = (0..t).map(|_| (next() % s as u64) as usize).collect();
+        let c = [1.0, 2.5][case % 2];
+        let primary = Objective { margin: 0.0, terms: Terms { loss: c, ..Terms::default() } };
+        // the secondary: h of margin-type surrogates, or with size / Hamming terms too
+        let secondary = match case % 3 {
+            0 => Objective { margin: 1.0, terms: Terms::default() },
+            1 => Objective { margin: 1.0, terms: Terms { loss: 0.5, size: -1.0, hamming: 1.0 } },
+            _ => Objective { margin: 0.5, terms: Terms { size: 1.0, ..Terms::default() } },
+        };
+        assert!(all_wrong::maximises_token_errors(ChainLoss::Hamming, &primary));
+        let q = TermQuery { primary, secondary: Some(secondary), ban: &[], k: 1, cone: None };
+        let found = oracle_raw(&raw, &tags, ChainLoss::Hamming, &gold, &q, &[]);
+        // the lexicographic pass the query replaces: the very same label
+        let lex =
+            fold_tables::<Lex>(&raw, &tags, ChainLoss::Hamming, Some(&gold), &primary, Some(&secondary));
+        let want = viterbi_dense_lex(&lex).unwrap();
+        assert_eq!(found.len(), 1, "case {case}");
+        assert_eq!(found[0].label, want, "case {case}: S={s} T={t} gold={gold:?}");
+        // brute force: the largest (primary, secondary) over every label
+        let gold_score = path_score_raw(&raw, &gold);
+        let key = |y: &Vec<usize>| {
+            let terms = terms_of(&tags, ChainLoss::Hamming, y, &gold);
+            let m = path_score_raw(&raw, y) - gold_score;
+            (primary.value(m, &terms), secondary.value(m, &terms))
+        };
+        let best = all_labels(s, t).iter().map(key).fold((f64::NEG_INFINITY, f64::NEG_INFINITY), |a, b| {
+            if b > a {
+                b
+            } else {
+                a
+            }
+        });
+        let got = key(&found[0].label);
+        assert!(got.0 == best.0 && (got.1 - best.1).abs() < 1e-9, "case {case}: {got:?} vs {best:?}");
+        if s >= 2 {
+            all_wrong_cases += 1;
+            assert!(found[0].label.iter().zip(&gold).all(|(a, g)| a != g), "case {case}");
+        }
+    }
+    assert!(all_wrong_cases > 1000);
+}
+
+#[test]
+fn only_the_token_hamming_count_qualifies() {
+    let loss = |c: f64| Objective { margin: 0.0, terms: Terms { loss: c, ..Terms::default() } };
+    assert!(all_wrong::maximises_token_errors(ChainLoss::Hamming, &loss(1.0)));
+    assert!(!all_wrong::maximises_token_errors(ChainLoss::Segment, &loss(1.0)));
+    assert!(!all_wrong::maximises_token_errors(ChainLoss::Hamming, &loss(-1.0)));
+    assert!(!all_wrong::maximises_token_errors(ChainLoss::Hamming, &Objective { margin: 1.0, ..loss(1.0) }));
+    let sized = Objective { margin: 0.0, terms: Terms { loss: 1.0, size: -1.0, hamming: 0.0 } };
+    assert!(!all_wrong::maximises_token_errors(ChainLoss::Hamming, &sized));
+}
