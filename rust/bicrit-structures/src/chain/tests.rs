@@ -418,32 +418,46 @@ fn frontier_refuses_the_segment_loss() {
     assert!(matches!(f1.frontier(), Err(Error::Incompatible(_))));
 }
 
-#[test]
-fn dense_viterbi_equals_the_generic_one_ties_included() {
-    let mut seed = 0x1234_5678_9abc_def1u64;
-    let mut next = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
-    for case in 0..500 {
-        let s = 1 + (next() % 6) as usize;
-        let t = 1 + (next() % 7) as usize;
-        let per_step = case % 2 == 0;
-        // small integer grid: many exact ties
-        let mut grid = |n: usize| -> Vec<f64> { (0..n).map(|_| (next() % 3) as f64).collect() };
+/// Random chain scores on the integer grid {offset, offset + 1, offset + 2} (many exact ties):
+/// unary [t, s], transitions shared or per step, start and end.
+struct GridScores {
+    s: usize,
+    per_step: bool,
+    unary: Vec<f64>,
+    trans: Vec<f64>,
+    start: Vec<f64>,
+    end: Vec<f64>,
+}
+
+impl GridScores {
+    fn new(rng: &mut Rng, s: usize, t: usize, per_step: bool, offset: f64) -> Self {
+        let mut grid = |n: usize| -> Vec<f64> { (0..n).map(|_| (rng.next() % 3) as f64 + offset).collect() };
         let unary = grid(t * s);
         let trans = grid(if per_step { t.saturating_sub(1) * s * s } else { s * s });
         let (start, end) = (grid(s), grid(s));
-        let raw = RawScores {
-            n_states: s,
-            unary: &unary,
-            trans: &trans,
-            trans_per_step: per_step,
-            start: &start,
-            end: &end,
-        };
+        GridScores { s, per_step, unary, trans, start, end }
+    }
+
+    fn raw(&self) -> RawScores<'_> {
+        RawScores {
+            n_states: self.s,
+            unary: &self.unary,
+            trans: &self.trans,
+            trans_per_step: self.per_step,
+            start: &self.start,
+            end: &self.end,
+        }
+    }
+}
+
+#[test]
+fn dense_viterbi_equals_the_generic_one_ties_included() {
+    let mut rng = Rng(0x1234_5678_9abc_def1);
+    for case in 0..500 {
+        let s = 1 + rng.below(6);
+        let t = 1 + rng.below(7);
+        let grid = GridScores::new(&mut rng, s, t, case % 2 == 0, 0.0);
+        let raw = grid.raw();
         let tags = Tags::from_outside(s, &[]).unwrap();
         let obj = Objective { margin: 1.0, terms: Terms::default() };
         let tab = fold_tables::<f64>(&raw, &tags, ChainLoss::Hamming, None, &obj, None);
@@ -452,7 +466,7 @@ fn dense_viterbi_equals_the_generic_one_ties_included() {
         assert_eq!(viterbi_dense(&tab).unwrap(), generic, "case {case}");
         // lexicographic queries (λ = 0 or ∞): pairs, ties in both components
         let sec = Objective { margin: 0.0, terms: Terms { loss: 1.0, ..Terms::default() } };
-        let gold: Vec<usize> = (0..t).map(|_| (next() % s as u64) as usize).collect();
+        let gold: Vec<usize> = (0..t).map(|_| rng.below(s)).collect();
         let lex = fold_tables::<Lex>(&raw, &tags, ChainLoss::Hamming, Some(&gold), &obj, Some(&sec));
         let mut generic = Vec::new();
         viterbi(&Plain(&lex), &mut generic).unwrap();
@@ -557,28 +571,16 @@ fn feature_difference_equals_the_difference_of_joint_features() {
 #[test]
 fn largest_loss_query_equals_the_lexicographic_pass_and_brute_force() {
     let mut rng = Rng(0x2545_F491_4F6C_DD1D);
-    let mut next = move || rng.next();
     let mut all_wrong_cases = 0;
     for case in 0..3000 {
-        let s = 1 + (next() % 4) as usize;
-        let t = 1 + (next() % 5) as usize;
-        let per_step = case % 2 == 0;
-        // a small integer grid: many exact ties in both components
-        let mut grid = |n: usize| -> Vec<f64> { (0..n).map(|_| (next() % 3) as f64 - 1.0).collect() };
-        let unary = grid(t * s);
-        let trans = grid(if per_step { t.saturating_sub(1) * s * s } else { s * s });
-        let (start, end) = (grid(s), grid(s));
-        let raw = RawScores {
-            n_states: s,
-            unary: &unary,
-            trans: &trans,
-            trans_per_step: per_step,
-            start: &start,
-            end: &end,
-        };
-        let outside: Vec<usize> = (0..s).filter(|_| next() % 3 == 0).collect();
+        let s = 1 + rng.below(4);
+        let t = 1 + rng.below(5);
+        // many exact ties in both components
+        let grid = GridScores::new(&mut rng, s, t, case % 2 == 0, -1.0);
+        let raw = grid.raw();
+        let outside: Vec<usize> = (0..s).filter(|_| rng.below(3) == 0).collect();
         let tags = Tags::from_outside(s, &outside).unwrap();
-        let gold: Vec<usize> = (0..t).map(|_| (next() % s as u64) as usize).collect();
+        let gold: Vec<usize> = (0..t).map(|_| rng.below(s)).collect();
         let c = [1.0, 2.5][case % 2];
         let primary = Objective { margin: 0.0, terms: Terms { loss: c, ..Terms::default() } };
         // the secondary: h of margin-type surrogates, or with size / Hamming terms too
