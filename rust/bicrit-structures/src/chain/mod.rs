@@ -871,22 +871,7 @@ fn viterbi_fixed<const S: usize>(tab: &Tables<f64>, back: &mut Vec<u32>) -> Opti
         back[t * S..(t + 1) * S].copy_from_slice(&arg);
         prev = cur;
     }
-    let mut best = f64::NEG_INFINITY;
-    let mut last = 0;
-    for (x, &pv) in prev.iter().enumerate() {
-        if pv == f64::NEG_INFINITY {
-            continue;
-        }
-        let v = pv + tab.end[x];
-        if v > best {
-            best = v;
-            last = x;
-        }
-    }
-    if best == f64::NEG_INFINITY {
-        return None;
-    }
-    Some(backtrack(back.as_slice(), S, t_len, last))
+    best_final(&prev, &tab.end).map(|last| backtrack(back.as_slice(), S, t_len, last))
 }
 
 /// The dense Viterbi for any number of tags, in the arrays of `buf`.
@@ -921,22 +906,25 @@ fn viterbi_dense_any(tab: &Tables<f64>, buf: &mut DpBuffers) -> Option<Vec<usize
         back[t * s..(t + 1) * s].copy_from_slice(arg);
         std::mem::swap(prev, cur);
     }
+    best_final(prev, &tab.end).map(|last| backtrack(back.as_slice(), s, t_len, last))
+}
+
+/// The last state of a dense Viterbi pass's best path: the largest prev + end, the smallest state
+/// on ties; `None` when every path is infeasible.
+fn best_final(prev: &[f64], end: &[f64]) -> Option<usize> {
     let mut best = f64::NEG_INFINITY;
     let mut last = 0;
     for (x, &pv) in prev.iter().enumerate() {
         if pv == f64::NEG_INFINITY {
             continue;
         }
-        let v = pv + tab.end[x];
+        let v = pv + end[x];
         if v > best {
             best = v;
             last = x;
         }
     }
-    if best == f64::NEG_INFINITY {
-        return None;
-    }
-    Some(backtrack(back.as_slice(), s, t_len, last))
+    (best != f64::NEG_INFINITY).then_some(last)
 }
 
 fn run<L: Lattice>(lat: &L, k: usize, state: impl Fn(usize) -> usize) -> Vec<Vec<usize>> {
