@@ -66,7 +66,7 @@ use bicrit_structures::Structure;
 use crate::average::LazyAverage;
 use crate::params::BcfwParams;
 use crate::rng::Rng;
-use crate::scratch::{axpy, dense_norm_sq, dot, norm_sq, with_scratch};
+use crate::scratch::{axpy, dense_norm_sq, dot, norm_sq, recycle, with_scratch};
 use crate::{
     infer_many, install_warm, keep_warm, objective, task_loss, Context, EpochStats, Journal, Learner,
     ObjectiveKind, PassCounts, Problem,
@@ -359,11 +359,13 @@ impl<L: Clone + PartialEq + Send + Sync> Bcfw<L> {
                         Done::Corner(p.infer(i, w, 1.0, warm[i].as_ref(), None).and_then(|mut vio| {
                             let dphi = std::mem::take(&mut vio.dphi);
                             let kappa = if squared { 2.0 * vio.loss.max(0.0) } else { 1.0 };
+                            // Δφ's buffers are handed on to d (the pool is last in, first out)
                             let d = with_scratch(dim, |s| {
                                 s.add_sparse(&blocks[i], 1.0);
                                 if vio.scale != 0.0 && kappa != 0.0 {
                                     s.add_sparse(&dphi, c * kappa * vio.scale);
                                 }
+                                recycle(dphi);
                                 s.take()
                             });
                             let next = std::mem::take(&mut vio.warm);
@@ -375,12 +377,13 @@ impl<L: Clone + PartialEq + Send + Sync> Bcfw<L> {
                             Ok(Step { vio, warm_next, d, wd, dd, gamma: 0.0, new_ell: 0.0, kappa })
                         }))
                     }
-                    // the step is freed here, on the pool's thread
+                    // the step is freed here, on the pool's thread; d's buffers hold the new block
                     Job::Move(st, i) => Done::Moved(
                         i,
                         with_scratch(dim, |s| {
                             s.add_sparse(&blocks[i], 1.0);
                             s.add_sparse(&st.d, -st.gamma);
+                            recycle(st.d);
                             s.take()
                         }),
                         st.new_ell,

@@ -24,7 +24,7 @@
 
 use bicrit_core::{Lambda, LambdaOracle, Point, Result};
 
-use crate::geometry::{max_on_segment, upper_right_chain, REL_TOL};
+use crate::geometry::{max_on_segment, REL_TOL};
 use crate::integral::{self, Integral};
 use crate::planes;
 use crate::session::Session;
@@ -92,13 +92,22 @@ pub(crate) enum Access {
 }
 
 /// The best point of the chain of active candidates, and the λ that certifies or improves it.
-fn best_on_chain<O: LambdaOracle>(s: &Session<'_, O>) -> Result<(HullPoint, f64, Option<Lambda>)> {
-    let active: Vec<usize> = (0..s.known.len()).filter(|&i| !s.known[i].banned).collect();
-    if active.is_empty() {
+fn best_on_chain<O: LambdaOracle>(s: &mut Session<'_, O>) -> Result<(HullPoint, f64, Option<Lambda>)> {
+    s.chain_of(|c| !c.banned);
+    let chain = std::mem::take(&mut s.hull.chain);
+    let out = best_of_chain(s, &chain);
+    s.hull.chain = chain;
+    out
+}
+
+/// [`best_on_chain`] given the chain of active candidates (indices into `known`, by increasing g).
+fn best_of_chain<O: LambdaOracle>(
+    s: &Session<'_, O>,
+    chain: &[usize],
+) -> Result<(HullPoint, f64, Option<Lambda>)> {
+    if chain.is_empty() {
         return Ok((HullPoint::Empty, f64::NEG_INFINITY, None));
     }
-    let pts: Vec<(f64, f64)> = active.iter().map(|&i| (s.known[i].h, s.known[i].g)).collect();
-    let chain: Vec<usize> = upper_right_chain(&pts).into_iter().map(|j| active[j]).collect();
     let xy = |i: usize| (s.known[i].h, s.known[i].g);
     let mut best = HullPoint::Vertex(chain[0]);
     let mut value = s.known[chain[0]].phi;

@@ -15,20 +15,29 @@ pub const REL_TOL: f64 = 1e-12;
 /// vertex (largest h, ties: largest g) to the O(∞) vertex (largest g, ties: largest h).
 /// Collinear middle points are not vertices.
 pub fn upper_right_chain(pts: &[(f64, f64)]) -> Vec<usize> {
+    let mut chain = Vec::new();
+    upper_right_chain_into(pts, &mut Vec::new(), &mut chain);
+    chain
+}
+
+/// [`upper_right_chain`] into `chain`, with `cand` as work space (both cleared first): a search
+/// reuses them from round to round instead of allocating.
+pub fn upper_right_chain_into(pts: &[(f64, f64)], cand: &mut Vec<usize>, chain: &mut Vec<usize>) {
+    cand.clear();
+    chain.clear();
     if pts.is_empty() {
-        return Vec::new();
+        return;
     }
     let lex = |a: (f64, f64), b: (f64, f64)| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1));
     let top_h = (0..pts.len()).max_by(|&i, &j| lex(pts[i], pts[j])).unwrap_or(0);
     let top_g = (0..pts.len()).max_by(|&i, &j| lex((pts[i].1, pts[i].0), (pts[j].1, pts[j].0))).unwrap_or(0);
     let (g_min, h_min) = (pts[top_h].1, pts[top_g].0);
-    let mut cand: Vec<usize> = (0..pts.len()).filter(|&i| pts[i].1 >= g_min && pts[i].0 >= h_min).collect();
+    cand.extend((0..pts.len()).filter(|&i| pts[i].1 >= g_min && pts[i].0 >= h_min));
     // By g ascending, ties by h descending; keep the best h of each g.
     cand.sort_by(|&i, &j| pts[i].1.total_cmp(&pts[j].1).then(pts[j].0.total_cmp(&pts[i].0)));
     cand.dedup_by(|j, i| pts[*i].1 == pts[*j].1);
     // Upper hull of h as a function of g (x = g, y = h): keep clockwise turns only.
-    let mut chain: Vec<usize> = Vec::with_capacity(cand.len());
-    for &p in &cand {
+    for &p in cand.iter() {
         while chain.len() >= 2 {
             let (o, a) = (pts[chain[chain.len() - 2]], pts[chain[chain.len() - 1]]);
             let b = pts[p];
@@ -41,7 +50,6 @@ pub fn upper_right_chain(pts: &[(f64, f64)]) -> Vec<usize> {
         }
         chain.push(p);
     }
-    chain
 }
 
 /// The maximum of ψ on the segment from `a` to `b`: `(t, value)` with the point

@@ -211,6 +211,7 @@ impl<L: PartialEq> WarmPlan<L> {
                 }
             }
         }
+        self.labels.reserve(prev.len().min(cache_size.saturating_sub(self.labels.len())));
         for (k, old) in prev.iter().enumerate() {
             if self.labels.len() >= cache_size {
                 break;

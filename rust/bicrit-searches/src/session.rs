@@ -5,7 +5,7 @@ use bicrit_core::error::check_finite;
 use bicrit_core::{Cone, Error, Lambda, LambdaOracle, PlaneQuery, Point, Result};
 use bicrit_surrogates::Surrogate;
 
-use crate::geometry::upper_right_chain;
+use crate::geometry::upper_right_chain_into;
 use crate::{Calls, QueryRecord, WarmLabel, WarmPlan, WarmStart};
 
 /// Where a candidate's label is: owned by the session (the gold label, oracle answers), or the
@@ -70,6 +70,18 @@ pub struct Session<'a, O: LambdaOracle> {
     /// λ = ∞: g ≤ K): the top answers of the convex hull search's queries and the oracle's
     /// [`LambdaOracle::g_bound`] ([`crate::planes`]).
     pub(crate) planes: Vec<(Lambda, f64)>,
+    /// Work space of the hull of the labels known, reused from round to round.
+    pub(crate) hull: HullBuffers,
+}
+
+/// Reused buffers of the upper-right chain of the candidates ([`Session::chain_of`]).
+#[derive(Default)]
+pub(crate) struct HullBuffers {
+    idx: Vec<usize>,
+    pts: Vec<(f64, f64)>,
+    cand: Vec<usize>,
+    /// The chain's vertices, as indices into `known`, by increasing g.
+    pub chain: Vec<usize>,
 }
 
 impl<'a, O: LambdaOracle> Session<'a, O> {
@@ -98,6 +110,7 @@ impl<'a, O: LambdaOracle> Session<'a, O> {
             cuts: Vec::new(),
             top_phi: f64::NEG_INFINITY,
             planes,
+            hull: HullBuffers::default(),
         };
         if let Some(p) = gold {
             s.check_point("the oracle's gold label", &p)?;
@@ -277,6 +290,7 @@ impl<'a, O: LambdaOracle> Session<'a, O> {
             }
             self.warm = &warm.labels;
             self.calls.evaluated += coords.len();
+            self.known.reserve(coords.len() + 2);
             for (j, &(h, g)) in coords.iter().enumerate() {
                 check_finite("a warm-start label", &[h, g])?;
                 if self.need_nonneg_g && g < 0.0 {
@@ -289,6 +303,19 @@ impl<'a, O: LambdaOracle> Session<'a, O> {
         }
         self.coords = coords;
         Ok(ok)
+    }
+
+    /// The upper-right chain ([`crate::geometry::upper_right_chain`]) of the candidates `keep`
+    /// selects, as indices into `known` by increasing g, in `self.hull.chain` (no allocation once
+    /// the buffers have grown).
+    pub(crate) fn chain_of(&mut self, keep: impl Fn(&Candidate<O::Label>) -> bool) {
+        let HullBuffers { idx, pts, cand, chain } = &mut self.hull;
+        idx.clear();
+        idx.extend((0..self.known.len()).filter(|&i| keep(&self.known[i])));
+        pts.clear();
+        pts.extend(idx.iter().map(|&i| (self.known[i].h, self.known[i].g)));
+        upper_right_chain_into(pts, cand, chain);
+        chain.iter_mut().for_each(|j| *j = idx[*j]);
     }
 
     /// Index of the best active candidate (gold preferred on ties), if any.
@@ -316,9 +343,8 @@ impl<'a, O: LambdaOracle> Session<'a, O> {
     /// (plus the best one), and the last λ — the labels of the warm start this session was given
     /// by index, the others moved out of the session (call it last).
     pub fn warm_plan(&mut self) -> WarmPlan<O::Label> {
-        let idx: Vec<usize> = (0..self.known.len()).filter(|&i| !self.known[i].gold).collect();
-        let pts: Vec<(f64, f64)> = idx.iter().map(|&i| (self.known[i].h, self.known[i].g)).collect();
-        let mut keep: Vec<usize> = upper_right_chain(&pts).into_iter().map(|j| idx[j]).collect();
+        self.chain_of(|c| !c.gold);
+        let mut keep = std::mem::take(&mut self.hull.chain);
         if let Some(b) = self.best() {
             if !self.known[b].gold && !keep.contains(&b) {
                 keep.push(b);

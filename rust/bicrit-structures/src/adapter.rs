@@ -144,6 +144,7 @@ impl<S: Structure> LambdaOracle for StructureOracle<'_, S> {
     /// §`sec:convex_hull_search`): m(y) = w·φ(x, y) − w·φ(x, y_i) and the terms, no oracle call.
     fn evaluate(&mut self, labels: &[S::Label], out: &mut Vec<(f64, f64)>) -> Result<bool> {
         let (structure, w, data, i, y_true) = (self.structure, self.w, self.data, self.i, self.y_true);
+        structure.prefetch_labels(labels);
         let shared = self.shared()?;
         let scored = structure.evaluate_shared(w, data, i, y_true, labels, shared)?;
         if scored.len() != labels.len() {

@@ -205,6 +205,14 @@ pub trait Structure: Send + Sync {
         self.score(w, data, i, y)
     }
 
+    /// Asks the CPU to fetch `labels` into its caches (no effect on any result): a search's
+    /// warm-start labels, read once an epoch, are cold; fetched while the shared scores are being
+    /// computed, their reads by [`Structure::evaluate_shared`] do not wait on memory. The default
+    /// does nothing.
+    fn prefetch_labels(&self, labels: &[Self::Label]) {
+        let _ = labels;
+    }
+
     /// The margins m(y) = w·φ(x_i, y) − w·φ(x_i, y_i) and terms of labels known from earlier (a
     /// search's warm start), in order, given the [`Structure::shared_scores`]
     /// of the same `w` and `i`: the default is [`Structure::score_shared`] and

@@ -407,6 +407,24 @@ fn prefetch_rows(x: &CsrView<'_>, r: usize, w: &[f64], s_n: usize) {
     let _ = (x, r, w, s_n);
 }
 
+/// Asks the CPU to fetch the cache lines of `v` (no effect on results).
+#[inline]
+fn prefetch_slice<T>(v: &[T]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let bytes = std::mem::size_of_val(v);
+        let p = v.as_ptr() as *const i8;
+        // every line from the first byte's to the last byte's (the buffer need not be aligned)
+        for off in (0..bytes).step_by(64).chain(bytes.checked_sub(1)) {
+            // SAFETY: prefetching is a hint that never faults; `p + off` lies within `v`.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(p.add(off)) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = v;
+}
+
 /// Emission kernel for a compile-time number of states.
 fn emissions_fixed<const S: usize>(
     x: &CsrView<'_>,
@@ -519,17 +537,32 @@ fn fold_into<V: Val>(
     let zero = Objective::default();
     let sec = secondary.unwrap_or(&zero);
     let token_loss = loss == ChainLoss::Hamming;
+    // The folded terms depend on (gold tag, tag) only: one table of S + 1 rows (row g for gold
+    // tag g, row S without a gold label) of the values `node_terms` gives, instead of calling
+    // it T·S times (the same values, so the same node scores).
+    let terms = &mut tab.terms;
+    terms.clear();
+    for g in (0..s_n).map(Some).chain([None]) {
+        for s in 0..s_n {
+            terms.push((
+                node_terms(tags, &primary.terms, token_loss, s, g),
+                node_terms(tags, &sec.terms, token_loss, s, g),
+            ));
+        }
+    }
     let node = &mut tab.node;
     node.clear();
     node.reserve(t_len * s_n);
     for t in 0..t_len {
-        let g = gold.map(|g| g[t]);
-        for s in 0..s_n {
-            let e = raw.unary[t * s_n + s];
-            let a = primary.margin * e + node_terms(tags, &primary.terms, token_loss, s, g);
-            let b = sec.margin * e + node_terms(tags, &sec.terms, token_loss, s, g);
-            node.push(V::pair(a, b));
-        }
+        let row = gold.map_or(s_n, |g| g[t]) * s_n;
+        let folded = &terms[row..row + s_n];
+        let unary = &raw.unary[t * s_n..(t + 1) * s_n];
+        node.extend(
+            unary
+                .iter()
+                .zip(folded)
+                .map(|(&e, &(pa, pb))| V::pair(primary.margin * e + pa, sec.margin * e + pb)),
+        );
     }
     let pick = |out: &mut Vec<V>, v: &[f64]| {
         out.clear();
@@ -819,8 +852,58 @@ fn with_buffers<R>(f: impl FnOnce(&mut QueryBuffers) -> R) -> R {
     })
 }
 
-/// [`viterbi_dense`] in the arrays of `buf` (the same arithmetic and tie-breaking).
+/// [`viterbi_dense`] in the arrays of `buf` (the same arithmetic and tie-breaking); for S ≤ 16
+/// tags the compile-time-sized [`viterbi_fixed`].
 fn viterbi_dense_in(tab: &Tables<f64>, buf: &mut DpBuffers) -> Option<Vec<usize>> {
+    macro_rules! fixed {
+        ($($n:literal)*) => {
+            match tab.s {
+                $($n => viterbi_fixed::<$n>(tab, &mut buf.back),)*
+                _ => viterbi_dense_any(tab, buf),
+            }
+        };
+    }
+    fixed!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16)
+}
+
+/// [`viterbi_dense_any`] for a compile-time number of tags S: the rows of the DP in registers
+/// (arrays of S values), the inner loop unrolled — the same sums prev + (trans + node), the same
+/// strict comparison in the same order (the smallest predecessor, then the smallest final state,
+/// on ties), hence the same path bit for bit.
+fn viterbi_fixed<const S: usize>(tab: &Tables<f64>, back: &mut Vec<u32>) -> Option<Vec<usize>> {
+    let t_len = tab.t;
+    let mut prev = [f64::NEG_INFINITY; S];
+    for (x, p) in prev.iter_mut().enumerate() {
+        *p = tab.start[x] + tab.node[x];
+    }
+    back.clear();
+    back.resize(t_len * S, 0);
+    for t in 1..t_len {
+        let base = (t - 1) * tab.trans_stride;
+        let trans: &[f64] = &tab.trans[base..base + S * S];
+        let node: &[f64; S] = tab.node[t * S..(t + 1) * S].try_into().expect("S node scores");
+        let mut cur = [f64::NEG_INFINITY; S];
+        let mut arg = [0u32; S];
+        for (xp, &pv) in prev.iter().enumerate() {
+            if pv == f64::NEG_INFINITY {
+                continue;
+            }
+            let row: &[f64; S] = trans[xp * S..(xp + 1) * S].try_into().expect("S transitions");
+            for xc in 0..S {
+                let v = pv + (row[xc] + node[xc]);
+                let better = v > cur[xc];
+                cur[xc] = if better { v } else { cur[xc] };
+                arg[xc] = if better { xp as u32 } else { arg[xc] };
+            }
+        }
+        back[t * S..(t + 1) * S].copy_from_slice(&arg);
+        prev = cur;
+    }
+    best_final(&prev, &tab.end).map(|last| backtrack(back.as_slice(), S, t_len, last))
+}
+
+/// The dense Viterbi for any number of tags, in the arrays of `buf`.
+fn viterbi_dense_any(tab: &Tables<f64>, buf: &mut DpBuffers) -> Option<Vec<usize>> {
     let (s, t_len) = (tab.s, tab.t);
     let DpBuffers { prev, cur, arg, back } = buf;
     prev.clear();
@@ -851,22 +934,25 @@ fn viterbi_dense_in(tab: &Tables<f64>, buf: &mut DpBuffers) -> Option<Vec<usize>
         back[t * s..(t + 1) * s].copy_from_slice(arg);
         std::mem::swap(prev, cur);
     }
+    best_final(prev, &tab.end).map(|last| backtrack(back.as_slice(), s, t_len, last))
+}
+
+/// The last state of a dense Viterbi pass's best path: the largest prev + end, the smallest state
+/// on ties; `None` when every path is infeasible.
+fn best_final(prev: &[f64], end: &[f64]) -> Option<usize> {
     let mut best = f64::NEG_INFINITY;
     let mut last = 0;
     for (x, &pv) in prev.iter().enumerate() {
         if pv == f64::NEG_INFINITY {
             continue;
         }
-        let v = pv + tab.end[x];
+        let v = pv + end[x];
         if v > best {
             best = v;
             last = x;
         }
     }
-    if best == f64::NEG_INFINITY {
-        return None;
-    }
-    Some(backtrack(back.as_slice(), s, t_len, last))
+    (best != f64::NEG_INFINITY).then_some(last)
 }
 
 fn run<L: Lattice>(lat: &L, k: usize, state: impl Fn(usize) -> usize) -> Vec<Vec<usize>> {
@@ -897,6 +983,8 @@ pub(crate) struct Tables<V> {
     s: usize,
     t: usize,
     node: Vec<V>,
+    /// Work space of the fold: the folded terms by (gold tag, tag), primary and secondary.
+    terms: Vec<(f64, f64)>,
     trans: Vec<V>,
     trans_stride: usize,
     start: Vec<V>,
@@ -909,6 +997,7 @@ impl<V> Default for Tables<V> {
             s: 0,
             t: 0,
             node: Vec::new(),
+            terms: Vec::new(),
             trans: Vec::new(),
             trans_stride: 0,
             start: Vec::new(),
@@ -1257,6 +1346,13 @@ impl Structure for Chain {
                 Ok((path_score_raw(&raw, y) - gold, terms_of(&self.tags, self.loss, y, y_true)))
             })
             .collect()
+    }
+
+    /// Each label's tags, one prefetch per cache line (a warm label of 32 tokens spans 4 lines).
+    fn prefetch_labels(&self, labels: &[Vec<usize>]) {
+        for y in labels {
+            prefetch_slice(y);
+        }
     }
 
     /// The emission scores of sequence `i` (validated finite): what every query of one inference

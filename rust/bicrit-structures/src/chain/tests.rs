@@ -454,7 +454,8 @@ impl GridScores {
 fn dense_viterbi_equals_the_generic_one_ties_included() {
     let mut rng = Rng(0x1234_5678_9abc_def1);
     for case in 0..500 {
-        let s = 1 + rng.below(6);
+        // S ≤ 16 runs the compile-time-sized DP, S = 17 the one for any S
+        let s = if case % 25 == 0 { 17 } else { 1 + rng.below(9) };
         let t = 1 + rng.below(7);
         let grid = GridScores::new(&mut rng, s, t, case % 2 == 0, 0.0);
         let raw = grid.raw();
@@ -464,6 +465,11 @@ fn dense_viterbi_equals_the_generic_one_ties_included() {
         let mut generic = Vec::new();
         viterbi(&Plain(&tab), &mut generic).unwrap();
         assert_eq!(viterbi_dense(&tab).unwrap(), generic, "case {case}");
+        assert_eq!(
+            viterbi_dense_any(&tab, &mut DpBuffers::default()).unwrap(),
+            generic,
+            "case {case} (any S)"
+        );
         // lexicographic queries (λ = 0 or ∞): pairs, ties in both components
         let sec = Objective { margin: 0.0, terms: Terms { loss: 1.0, ..Terms::default() } };
         let gold: Vec<usize> = (0..t).map(|_| rng.below(s)).collect();
@@ -631,4 +637,54 @@ fn only_the_token_hamming_count_qualifies() {
     assert!(!all_wrong::maximises_token_errors(ChainLoss::Hamming, &Objective { margin: 1.0, ..loss(1.0) }));
     let sized = Objective { margin: 0.0, terms: Terms { loss: 1.0, size: -1.0, hamming: 0.0 } };
     assert!(!all_wrong::maximises_token_errors(ChainLoss::Hamming, &sized));
+}
+
+#[test]
+fn folded_node_scores_equal_the_terms_token_by_token() {
+    // The fold reads the terms from a table by (gold tag, tag); every node score must be the
+    // value folding `node_terms` token by token gives, bit for bit, with every term's
+    // coefficient non-zero, O tags among the tags, with and without a gold label, f64 and pairs.
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let real = |rng: &mut Rng| (rng.next() >> 11) as f64 / (1u64 << 53) as f64 * 4.0 - 2.0;
+    for case in 0..200 {
+        let s = 1 + (rng.next() % 9) as usize;
+        let t = 1 + (rng.next() % 12) as usize;
+        let outside: Vec<usize> = (0..s).filter(|_| rng.next() % 3 == 0).collect();
+        let tags = Tags::from_outside(s, &outside).unwrap();
+        let loss = if case % 2 == 0 { ChainLoss::Hamming } else { ChainLoss::Segment };
+        let unary: Vec<f64> = (0..t * s).map(|_| real(&mut rng)).collect();
+        let trans: Vec<f64> = (0..s * s).map(|_| real(&mut rng)).collect();
+        let (start, end): (Vec<f64>, Vec<f64>) =
+            ((0..s).map(|_| real(&mut rng)).collect(), (0..s).map(|_| real(&mut rng)).collect());
+        let raw = RawScores {
+            n_states: s,
+            unary: &unary,
+            trans: &trans,
+            trans_per_step: false,
+            start: &start,
+            end: &end,
+        };
+        let obj = |rng: &mut Rng| Objective {
+            margin: real(rng),
+            terms: Terms { loss: real(rng), size: real(rng), hamming: real(rng) },
+        };
+        let (primary, secondary) = (obj(&mut rng), obj(&mut rng));
+        let gold: Vec<usize> = (0..t).map(|_| (rng.next() % s as u64) as usize).collect();
+        let token_loss = loss == ChainLoss::Hamming;
+        for g in [Some(gold.as_slice()), None] {
+            let tab = fold_tables::<f64>(&raw, &tags, loss, g, &primary, None);
+            let lex = fold_tables::<Lex>(&raw, &tags, loss, g, &primary, Some(&secondary));
+            for tt in 0..t {
+                for x in 0..s {
+                    let e = unary[tt * s + x];
+                    let gt = g.map(|g| g[tt]);
+                    let a = primary.margin * e + node_terms(&tags, &primary.terms, token_loss, x, gt);
+                    let b = secondary.margin * e + node_terms(&tags, &secondary.terms, token_loss, x, gt);
+                    assert_eq!(tab.node[tt * s + x].to_bits(), a.to_bits(), "case {case}");
+                    let got = lex.node[tt * s + x];
+                    assert_eq!((got.0.to_bits(), got.1.to_bits()), (a.to_bits(), b.to_bits()), "case {case}");
+                }
+            }
+        }
+    }
 }
