@@ -8,8 +8,11 @@ runs every set and every method in one go).
 ``--models`` / ``--baselines`` name the methods to run (methods already in ``<set>.csv`` are
 reused, not rerun); ``--C`` and ``--loss`` replace the C and ``multilabel_loss`` values of the
 set's default grid (``GRID`` on trees, ``GRID_DAG`` on DAGs; a cut grid must be stated with its
-rows in benches/hierarchy/RESULTS.md); ``--calibration`` overrides the default by hierarchy kind.
-A model's rows are written after each seed, so a run stopped between seeds keeps the seeds done.
+rows in benches/hierarchy/RESULTS.md); ``--calibration`` overrides the default by hierarchy kind
+(``valid`` only reproduces old rows); ``--rerun`` drops the named models' rows from ``<set>.csv``
+and runs their final fits again, reusing their selection rows from ``<set>_valid.csv`` when
+they cover the grid. A model's rows are written after each seed, so a run stopped between
+seeds keeps the seeds done.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from bicrit.reproduce.hmc import GRID, GRID_DAG, MODELS, run_set
+from bicrit.reproduce.hmc import CALIBRATIONS, GRID, GRID_DAG, MODELS, run_set
 
 
 def main() -> None:
@@ -27,7 +30,8 @@ def main() -> None:
     ap.add_argument("--baselines", nargs="*", default=["prior", "logistic"])
     ap.add_argument("--C", nargs="*", type=float, default=None, help="C values of the grid")
     ap.add_argument("--loss", nargs="*", default=None, help="multilabel_loss values of the grid")
-    ap.add_argument("--calibration", choices=("crossfit", "valid"), default=None)
+    ap.add_argument("--calibration", choices=CALIBRATIONS, default=None)
+    ap.add_argument("--rerun", nargs="*", default=[], help="models whose rows are redone")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--out", default=str(Path(__file__).parent / "hmc"))
     args = ap.parse_args()
@@ -46,6 +50,7 @@ def main() -> None:
         grid=grid,
         calibration=args.calibration,
         out=Path(args.out),
+        rerun=args.rerun,
         log=lambda s: print(s, flush=True),
     )
 

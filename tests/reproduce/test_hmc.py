@@ -80,6 +80,140 @@ def test_the_calibration_strategy_changes_only_the_calibrated_numbers(data_dir, 
     assert a["test"][0] != b["test"][0] and 0.0 < b["test"][0] <= 1.0
 
 
+class _Ledger:
+    """Which model scored which feature rows, and which rows each model was trained on: a spy
+    on ``HierarchicalSVM.fit`` / ``node_scores`` and ``NodeCalibration.fit_scores`` /
+    ``predict_proba_scores`` that records every calibration whose model is not the one that
+    scored its rows, or that had seen the rows it was fitted on."""
+
+    def __init__(self, monkeypatch) -> None:
+        from bicrit.hierarchy import NodeCalibration
+        from bicrit.hierarchy.estimator import HierarchicalSVM
+
+        self.models: list = []  # keeps ids unique
+        self.trained: dict[int, set[bytes]] = {}
+        self.scored: dict[bytes, set[tuple[int, bytes]]] = {}
+        self.fitted: list[str] = []  # one entry per calibration fitted: "ok" or a violation
+        self.applied: list[bool] = []  # per application: scored by the calibrated model
+        ledger, fit, node_scores = self, HierarchicalSVM.fit, HierarchicalSVM.node_scores
+        fit_scores, apply = NodeCalibration.fit_scores, NodeCalibration.predict_proba_scores
+
+        def spy_fit(model, X, Y=None, *a, **k):
+            ledger.models.append(model)
+            ledger.trained[id(model)] = {np.asarray(x).tobytes() for x in X}
+            return fit(model, X, Y, *a, **k)
+
+        def spy_scores(model, X, *a, **k):
+            S = node_scores(model, X, *a, **k)
+            for x, s in zip(np.asarray(X), S, strict=True):
+                ledger.scored.setdefault(s.tobytes(), set()).add((id(model), x.tobytes()))
+            return S
+
+        def spy_fit_scores(cal, scores, Y):
+            m = id(cal.estimator)
+            seen = ledger.trained[m]
+            rows = [ledger.scored.get(np.asarray(s).tobytes(), set()) for s in scores]
+            if not all(any(mid == m for mid, _ in r) for r in rows):
+                ledger.fitted.append("scores of another model")
+            elif not all(any(mid == m and x not in seen for mid, x in r) for r in rows):
+                ledger.fitted.append("scores of instances the model was trained on")
+            else:
+                ledger.fitted.append("ok")
+            return fit_scores(cal, scores, Y)
+
+        def spy_apply(cal, scores):
+            m = id(cal.estimator)
+            ledger.applied.append(
+                all(
+                    any(mid == m for mid, _ in ledger.scored.get(np.asarray(s).tobytes(), ()))
+                    for s in scores
+                )
+            )
+            return apply(cal, scores)
+
+        monkeypatch.setattr(HierarchicalSVM, "fit", spy_fit)
+        monkeypatch.setattr(HierarchicalSVM, "node_scores", spy_scores)
+        monkeypatch.setattr(NodeCalibration, "fit_scores", spy_fit_scores)
+        monkeypatch.setattr(NodeCalibration, "predict_proba_scores", spy_apply)
+
+
+def test_dags_calibrate_each_final_model_on_its_own_held_out_scores() -> None:
+    assert hmc.CALIBRATION["DAG"] == "holdout"
+    assert set(hmc.CALIBRATION.values()) <= set(hmc.CALIBRATIONS)
+
+
+@pytest.mark.slow
+def test_holdout_calibrates_every_final_model_on_its_own_unseen_scores(
+    data_dir, tmp_path, monkeypatch
+) -> None:
+    """Under "holdout" every calibration (the selection's cross-calibrations and each seed's
+    final one) is fitted on node scores that the calibrated model itself computed, of instances
+    it was not trained on, and applied to its own scores; the spy flags "valid", which
+    calibrates the refitted final model with the selection model's scores."""
+    kw = {
+        "seeds": 2,
+        "scale": 0.15,
+        "models": ("hsvm",),
+        "baselines": (),
+        "grid": {"C": (0.1,), "multilabel_loss": ("auto", "weighted")},
+        "log": lambda *a: None,
+    }
+    # cellcycle: no feature row of valid repeats one of train (church_FUN's do), so "seen"
+    # can be told by the rows' contents
+    ledger = _Ledger(monkeypatch)
+    table = hmc.run_set("cellcycle_FUN", calibration="holdout", out=tmp_path / "h", **kw)
+    assert table["calibration"].to_list() == ["holdout"] * 2
+    # 2 grid points × 2 cross-calibration halves, then 1 calibration per seed
+    assert ledger.fitted == ["ok"] * 6 and len(ledger.applied) == 6 and all(ledger.applied)
+    # seed 0's final model is the kept selection model: 2 grid fits + seed 1's fit on train
+    assert len(ledger.models) == 3
+    del ledger.fitted[:], ledger.applied[:]
+    hmc.run_set("cellcycle_FUN", calibration="valid", out=tmp_path / "v", **kw)
+    assert ledger.fitted[:4] == ["ok"] * 4  # the selection's cross-calibration
+    assert ledger.fitted[4:] == ["scores of another model"] * 2
+
+
+@pytest.mark.slow
+def test_a_rerun_reuses_the_selection_rows_and_refits_the_same_models(
+    data_dir, tmp_path, monkeypatch
+) -> None:
+    """Rerunning a model's final fits reuses its selection rows (no grid fit) and, the fits
+    being deterministic, refits the same selection model for seed 0: the same rows."""
+    from bicrit.hierarchy.estimator import HierarchicalSVM
+
+    kw = {
+        "seeds": 2,
+        "scale": 0.15,
+        "models": ("hsvm",),
+        "baselines": ("prior",),
+        "grid": {"C": (0.1,), "multilabel_loss": ("auto", "weighted")},
+        "calibration": "holdout",
+        "out": tmp_path,
+    }
+    a = hmc.run_set("church_FUN", log=lambda *a: None, **kw)
+    valid = pl.read_csv(tmp_path / "church_FUN_valid.csv")
+    fits: list[int] = []
+    fit = HierarchicalSVM.fit
+    monkeypatch.setattr(
+        HierarchicalSVM, "fit", lambda m, *a, **k: fits.append(1) or fit(m, *a, **k)
+    )
+    messages: list[str] = []
+    b = hmc.run_set("church_FUN", rerun=("hsvm",), log=messages.append, **kw)
+    assert len(fits) == 2  # seed 0's selection model refitted, seed 1's final model
+    assert any("reusing the selection rows" in m for m in messages)
+    assert pl.read_csv(tmp_path / "church_FUN_valid.csv").equals(valid)
+    cols = ["method", "seed", "params", "calibration", "score", "valid", "test", "test_raw"]
+    assert a.select(cols).equals(b.select(cols))
+
+
+def test_rerun_must_name_a_linear_model_of_the_run(tmp_path) -> None:
+    from bicrit.errors import InvalidParameterError
+
+    with pytest.raises(InvalidParameterError, match="rerun must name"):
+        hmc.run_set("church_FUN", models=("hsvm",), rerun=("flat",), out=tmp_path)
+    assert not list(tmp_path.iterdir())
+
+
 def test_evaluated_nodes_leave_out_the_roots(data_dir) -> None:
     from bicrit.datasets import load
 
