@@ -256,7 +256,7 @@ def test_ctrl_c_before_the_first_epoch_is_one_line_130(capsys, monkeypatch, tmp_
 
 
 def test_ctrl_c_landing_in_a_weakref_callback_still_stops_the_command(
-    capsys, monkeypatch, tmp_path
+    capsys, monkeypatch, tmp_path, ctrl_c
 ) -> None:
     """A Ctrl-C whose ``KeyboardInterrupt`` is raised inside a weakref callback (as when the
     signal lands in the import system's module-lock callback during a fit's first lazy import)
