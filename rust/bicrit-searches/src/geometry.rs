@@ -88,27 +88,44 @@ pub fn max_on_segment(psi: &dyn Surrogate, a: (f64, f64), b: (f64, f64)) -> Resu
     if da < 0.0 || db < 0.0 {
         return Ok(best);
     }
-    // Golden section from each end, so that a peak within 1e-7 of either end is resolved.
+    // Golden section from each end, so that a peak within 1e-7 of either end is resolved. The
+    // search from `b` is skipped when the one from `a` found the peak in a's half, strictly above
+    // both ends and without a tie on the way (a tie — a plateau, or values underflowing to 0 —
+    // can send golden section away from the peak; the search from the other end covers that).
     for (from, to, flip) in [(a, b, false), (b, a, true)] {
         let f = |s: f64| -> Result<f64> {
             let (h, g) = at(from, to, s);
             psi.try_value(h, g)
         };
-        let s = golden(&f, 0.0, 1.0)?;
+        let (s, tied) = golden(&f, 0.0, 1.0)?;
         let v = f(s)?;
         consider(if flip { 1.0 - s } else { s }, v);
+        if !flip && !tied && s <= 0.5 && v > fa.max(fb) {
+            break;
+        }
     }
     Ok(best)
 }
 
-/// Golden-section search for the maximiser of a unimodal function on [lo, hi].
-fn golden(f: &dyn Fn(f64) -> Result<f64>, mut lo: f64, mut hi: f64) -> Result<f64> {
+/// Golden-section search for the maximiser of a unimodal function on [lo, hi], lo = 0 the end
+/// it is precise at: it stops when the bracket is below `GOLDEN_RTOL` of its distance from lo.
+/// Near an interior maximum ψ is flat to rounding over a relative width ≈ √ε ≈ 1e-8, so a
+/// narrower bracket changes the value by rounding only.
+/// Also returns whether two compared values were equal on the way.
+fn golden(f: &dyn Fn(f64) -> Result<f64>, mut lo: f64, mut hi: f64) -> Result<(f64, bool)> {
     const INV_PHI: f64 = 0.618_033_988_749_894_8;
+    const GOLDEN_RTOL: f64 = 1e-10;
     let mut x1 = hi - INV_PHI * (hi - lo);
     let mut x2 = lo + INV_PHI * (hi - lo);
     let (mut f1, mut f2) = (f(x1)?, f(x2)?);
-    // 120 steps: 0.618^120 ≈ 1e-25, so a peak at 1e-9 from the start is located to 1e-16.
+    let mut tied = false;
+    // At most 120 steps: 0.618^120 ≈ 1e-25, so a peak at 1e-9 from the start is located to 1e-16.
     for _ in 0..120 {
+        if hi - lo <= GOLDEN_RTOL * hi {
+            break;
+        }
+        // Equal values in a wide bracket: a plateau (in a narrow one: rounding near the peak).
+        tied |= f1 == f2 && hi - lo > 1e-6 * hi;
         if f1 < f2 {
             lo = x1;
             x1 = x2;
@@ -123,13 +140,90 @@ fn golden(f: &dyn Fn(f64) -> Result<f64>, mut lo: f64, mut hi: f64) -> Result<f6
             f1 = f(x1)?;
         }
     }
-    Ok(0.5 * (lo + hi))
+    Ok((0.5 * (lo + hi), tied))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use bicrit_surrogates::{ProbLoss, SlackRescaling};
+
+    /// The maximum the early-stopping, one-sided-when-possible search must match: golden section
+    /// for 120 steps from each end (the search before it stopped early), and a dense grid.
+    fn reference(psi: &dyn Surrogate, a: (f64, f64), b: (f64, f64)) -> f64 {
+        let at = |from: (f64, f64), to: (f64, f64), s: f64| (from.0 + s * (to.0 - from.0), from.1 + s * (to.1 - from.1));
+        let mut best = psi.value(a.0, a.1).max(psi.value(b.0, b.1));
+        for (from, to) in [(a, b), (b, a)] {
+            let f = |s: f64| -> f64 {
+                let (h, g) = at(from, to, s);
+                psi.value(h, g)
+            };
+            let (mut lo, mut hi) = (0.0, 1.0);
+            for _ in 0..120 {
+                let (x1, x2) = (hi - 0.618_033_988_749_894_8 * (hi - lo), lo + 0.618_033_988_749_894_8 * (hi - lo));
+                if f(x1) < f(x2) {
+                    lo = x1;
+                } else {
+                    hi = x2;
+                }
+            }
+            best = best.max(f(0.5 * (lo + hi)));
+        }
+        for i in 0..=20_000 {
+            let (h, g) = at(a, b, i as f64 / 20_000.0);
+            best = best.max(psi.value(h, g));
+        }
+        best
+    }
+
+    #[test]
+    fn segment_maximum_matches_two_sided_golden_section_and_a_grid() {
+        use bicrit_surrogates::{BetaScaling, LogLoss, ProbLossConvex};
+        let beta = BetaScaling::new(0.5).unwrap();
+        let surrogates: [&dyn Surrogate; 4] = [&ProbLoss, &ProbLossConvex, &LogLoss, &beta];
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut unif = |lo: f64, hi: f64| {
+            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            lo + (hi - lo) * ((state >> 11) as f64 / (1u64 << 53) as f64)
+        };
+        let mut cases: Vec<((f64, f64), (f64, f64))> = (0..400)
+            .map(|_| ((unif(-30.0, 6.0), unif(0.0, 40.0)), (unif(-30.0, 6.0), unif(0.0, 40.0))))
+            .collect();
+        // Peaks close to an end, and ProbLoss underflowing to 0 over most of the segment.
+        cases.extend([((-1.0, 1.0), (-1.0 + 1e-8, 1.0 + 1e-7)), ((-60.0, 1.0), (-0.5, 2.0)), ((-0.5, 2.0), (-60.0, 1.0))]);
+        for psi in surrogates {
+            for &(a, b) in &cases {
+                let (t, v) = max_on_segment(psi, a, b).unwrap();
+                let r = reference(psi, a, b);
+                assert!((0.0..=1.0).contains(&t));
+                assert!(v >= r - 1e-12 * (1.0 + r.abs()), "{}: {a:?}–{b:?}: {v} < {r}", psi.name());
+                let (h, g) = (a.0 + t * (b.0 - a.0), a.1 + t * (b.1 - a.1));
+                assert!((psi.value(h, g) - v).abs() <= 1e-12 * (1.0 + v.abs()));
+            }
+        }
+    }
+
+    /// A quasi-concave ψ that is 0 but on a bump at h ∈ (0.9, 1): golden section from h = 0 sees
+    /// only ties and walks away from the bump.
+    struct Bump;
+    impl Surrogate for Bump {
+        fn name(&self) -> &str {
+            "bump"
+        }
+        fn value(&self, h: f64, _g: f64) -> f64 {
+            (1.0 - 400.0 * (h - 0.95) * (h - 0.95)).max(0.0)
+        }
+        fn grad(&self, h: f64, g: f64) -> (f64, f64) {
+            (if self.value(h, g) > 0.0 { -800.0 * (h - 0.95) } else { 0.0 }, 0.0)
+        }
+    }
+
+    #[test]
+    fn a_plateau_before_the_peak_does_not_hide_it() {
+        let (t, v) = max_on_segment(&Bump, (0.0, 0.0), (1.0, 0.0)).unwrap();
+        assert!((v - 1.0).abs() < 1e-12 && (t - 0.95).abs() < 1e-6, "{t} {v}");
+        assert_eq!(v, reference(&Bump, (0.0, 0.0), (1.0, 0.0)));
+    }
 
     #[test]
     fn chain_of_a_square_with_inner_and_collinear_points() {
