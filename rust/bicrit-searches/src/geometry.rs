@@ -151,7 +151,9 @@ mod tests {
     /// The maximum the early-stopping, one-sided-when-possible search must match: golden section
     /// for 120 steps from each end (the search before it stopped early), and a dense grid.
     fn reference(psi: &dyn Surrogate, a: (f64, f64), b: (f64, f64)) -> f64 {
-        let at = |from: (f64, f64), to: (f64, f64), s: f64| (from.0 + s * (to.0 - from.0), from.1 + s * (to.1 - from.1));
+        let at = |from: (f64, f64), to: (f64, f64), s: f64| {
+            (from.0 + s * (to.0 - from.0), from.1 + s * (to.1 - from.1))
+        };
         let mut best = psi.value(a.0, a.1).max(psi.value(b.0, b.1));
         for (from, to) in [(a, b), (b, a)] {
             let f = |s: f64| -> f64 {
@@ -160,7 +162,8 @@ mod tests {
             };
             let (mut lo, mut hi) = (0.0, 1.0);
             for _ in 0..120 {
-                let (x1, x2) = (hi - 0.618_033_988_749_894_8 * (hi - lo), lo + 0.618_033_988_749_894_8 * (hi - lo));
+                let (x1, x2) =
+                    (hi - 0.618_033_988_749_894_8 * (hi - lo), lo + 0.618_033_988_749_894_8 * (hi - lo));
                 if f(x1) < f(x2) {
                     lo = x1;
                 } else {
@@ -190,7 +193,11 @@ mod tests {
             .map(|_| ((unif(-30.0, 6.0), unif(0.0, 40.0)), (unif(-30.0, 6.0), unif(0.0, 40.0))))
             .collect();
         // Peaks close to an end, and ProbLoss underflowing to 0 over most of the segment.
-        cases.extend([((-1.0, 1.0), (-1.0 + 1e-8, 1.0 + 1e-7)), ((-60.0, 1.0), (-0.5, 2.0)), ((-0.5, 2.0), (-60.0, 1.0))]);
+        cases.extend([
+            ((-1.0, 1.0), (-1.0 + 1e-8, 1.0 + 1e-7)),
+            ((-60.0, 1.0), (-0.5, 2.0)),
+            ((-0.5, 2.0), (-60.0, 1.0)),
+        ]);
         for psi in surrogates {
             for &(a, b) in &cases {
                 let (t, v) = max_on_segment(psi, a, b).unwrap();
