@@ -168,6 +168,37 @@ pub fn viterbi<L: Lattice>(lat: &L, path: &mut Vec<usize>) -> Option<L::V> {
     Some(best)
 }
 
+/// Viterbi's best prefix value into every cell, `alpha[t·W + x]` (the forward pass of
+/// [`viterbi`]; [`Val::NEG_INF`] where no feasible prefix reaches the cell).
+pub fn viterbi_cells<L: Lattice>(lat: &L) -> Vec<L::V> {
+    let (t_len, w) = (lat.positions(), lat.width());
+    let mut alpha: Vec<L::V> = vec![L::V::NEG_INF; t_len * w];
+    for (x, a) in alpha.iter_mut().enumerate().take(w) {
+        *a = lat.first(x);
+    }
+    for t in 1..t_len {
+        let (done, rest) = alpha.split_at_mut(t * w);
+        let prev = &done[(t - 1) * w..];
+        for (xc, slot) in rest[..w].iter_mut().enumerate() {
+            if !lat.allowed(t, xc) {
+                continue;
+            }
+            let mut best = L::V::NEG_INF;
+            for (xp, pv) in prev.iter().enumerate() {
+                if !pv.feasible() {
+                    continue;
+                }
+                let v = pv.add(lat.step(t, xp, xc));
+                if v.cmp_val(&best) == Ordering::Greater {
+                    best = v;
+                }
+            }
+            *slot = best;
+        }
+    }
+    alpha
+}
+
 /// Index of the largest head (first on ties: smallest state), or `None` when all are exhausted.
 #[inline(always)]
 fn best_head<V: Val>(heads: &[V]) -> Option<usize> {
@@ -475,6 +506,88 @@ mod tests {
                     assert_eq!(value(&l, &path), v);
                 }
             }
+        }
+    }
+
+    /// A lattice of lexicographic values with a pruning hint, for the lazy k-best.
+    struct LexDense {
+        d: Dense,
+        second: Vec<f64>,
+    }
+
+    impl Lattice for LexDense {
+        type V = Lex;
+        fn positions(&self) -> usize {
+            self.d.t
+        }
+        fn width(&self) -> usize {
+            self.d.w
+        }
+        fn first(&self, x: usize) -> Lex {
+            Lex(self.d.first[x], 0.0)
+        }
+        fn step(&self, t: usize, xp: usize, xc: usize) -> Lex {
+            let i = (t * self.d.w + xp) * self.d.w + xc;
+            Lex(self.d.step[i], self.second[i])
+        }
+        fn last(&self, x: usize) -> Lex {
+            Lex(self.d.last[x], 0.0)
+        }
+        fn allowed(&self, t: usize, x: usize) -> bool {
+            (0..self.d.w).any(|xp| self.d.step[(t * self.d.w + xp) * self.d.w + x] > f64::NEG_INFINITY)
+        }
+    }
+
+    #[test]
+    fn lazy_kbest_returns_the_list_viterbi_paths_in_the_same_order() {
+        use crate::chain::lazy::kbest_lazy;
+        let mut seed = 987_654_321u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for case in 0..600 {
+            let t = 1 + (next() % 6) as usize;
+            let w = 1 + (next() % 5) as usize;
+            // Few distinct values: many ties; some infeasible pieces.
+            let mut draw = |n: usize| -> Vec<f64> {
+                (0..n)
+                    .map(|_| match next() % 9 {
+                        0 => f64::NEG_INFINITY,
+                        r => (r % 4) as f64,
+                    })
+                    .collect()
+            };
+            let d = Dense { t, w, first: draw(w), step: draw(t * w * w), last: draw(w) };
+            let second = draw(t * w * w).into_iter().map(|v| if v.is_finite() { v } else { 1.0 }).collect();
+            for k in [1, 2, 3, 7, 40] {
+                let (eager, lazy) = (kbest(&d, k), kbest_lazy(&d, k));
+                assert_eq!(eager.len(), lazy.len(), "case {case} k {k}");
+                for (a, b) in eager.iter().zip(&lazy) {
+                    assert!(a.0 == b.0 && a.1 == b.1, "case {case} k {k}: {a:?} vs {b:?}");
+                }
+            }
+            let l = LexDense { d, second };
+            let (eager, lazy) = (kbest(&l, 9), kbest_lazy(&l, 9));
+            assert_eq!(eager.len(), lazy.len(), "case {case} (lex)");
+            for (a, b) in eager.iter().zip(&lazy) {
+                assert!(a.0 == b.0 && a.1 == b.1, "case {case} (lex): {a:?} vs {b:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn lazy_kbest_on_the_longest_lazy_chain_and_past_it() {
+        use crate::chain::lazy::{kbest_lazy, MAX_LAZY_LEN};
+        for t in [MAX_LAZY_LEN, MAX_LAZY_LEN + 1] {
+            let w = 3;
+            let first = vec![0.0, 1.0, 0.5];
+            let step = (0..t * w * w).map(|i| ((i * 7919) % 13) as f64 / 13.0).collect();
+            let d = Dense { t, w, first, step, last: vec![0.0; w] };
+            let (eager, lazy) = (kbest(&d, 5), kbest_lazy(&d, 5));
+            assert_eq!(eager, lazy);
         }
     }
 }

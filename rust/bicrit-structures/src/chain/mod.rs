@@ -49,12 +49,14 @@
 
 mod all_wrong;
 pub mod dp;
+pub mod lazy;
 pub mod tags;
 
 use bicrit_core::{Capabilities, CsrMatrix, CsrView, Error, Objective, Result, SparseVec, Terms};
 
 use crate::{Scored, Structure, TermQuery};
-use dp::{best_by_count, kbest, viterbi, Lattice, Lex, Val};
+use dp::{best_by_count, viterbi, Lattice, Lex, Val};
+use lazy::kbest_lazy;
 pub use tags::{Chunk, TagKind, TagScheme, Tags};
 
 /// Task loss of a chain.
@@ -966,7 +968,7 @@ fn run<L: Lattice>(lat: &L, k: usize, state: impl Fn(usize) -> usize) -> Vec<Vec
             None => Vec::new(),
         }
     } else {
-        kbest(lat, k)
+        kbest_lazy(lat, k)
             .into_iter()
             .map(|(_, mut p)| {
                 p.iter_mut().for_each(|x| *x = state(*x));

@@ -140,13 +140,13 @@ impl ScoreChain {
     /// Fails when a score sequence `b` uses is NaN or infinite.
     fn check_scores(&self, w: &[f64], b: usize) -> Result<()> {
         let r = self.raw(w, b);
-        check_finite_named(&format!("unary scores of sequence {b}"), r.unary)?;
-        check_finite_named(&format!("transition scores of sequence {b}"), r.trans)?;
-        check_finite_named("start scores", r.start)?;
-        check_finite_named("end scores", r.end)
+        check_finite_named(format_args!("unary scores of sequence {b}"), r.unary)?;
+        check_finite_named(format_args!("transition scores of sequence {b}"), r.trans)?;
+        check_finite_named(format_args!("start scores"), r.start)?;
+        check_finite_named(format_args!("end scores"), r.end)
     }
 
-    fn check_len(&self, b: usize, y: &[usize], what: &str) -> Result<()> {
+    fn check_len(&self, b: usize, y: &[usize], what: std::fmt::Arguments<'_>) -> Result<()> {
         let n = self.lengths[b];
         if y.len() != n {
             return Err(Error::input(format!(
@@ -204,7 +204,7 @@ impl Structure for ScoreChain {
         if i >= self.lengths.len() {
             return Err(Error::input(format!("sequence {i} out of range (0..{})", self.lengths.len())));
         }
-        self.check_len(i, y, "label")
+        self.check_len(i, y, format_args!("label"))
     }
 
     /// The indicator of the score entries `y` uses (unary, transitions, start, end).
@@ -279,7 +279,7 @@ impl Structure for ScoreChain {
         }
         let mut banned: Vec<&Vec<usize>> = Vec::with_capacity(q.ban.len());
         for (j, b) in q.ban.iter().enumerate() {
-            self.check_len(i, b, &format!("ban[{j}]"))?;
+            self.check_len(i, b, format_args!("ban[{j}]"))?;
             if !banned.contains(&b) {
                 banned.push(b);
             }

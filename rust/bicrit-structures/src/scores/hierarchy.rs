@@ -34,7 +34,7 @@ impl ScoreHierarchy {
             return Err(Error::input(format!("{} scores for a [{}, {m}] layout", w.len(), self.batch)));
         }
         let r = &w[i * m..(i + 1) * m];
-        check_finite_named(&format!("node scores of example {i}"), r)?;
+        check_finite_named(format_args!("node scores of example {i}"), r)?;
         Ok(r)
     }
 }

@@ -311,7 +311,8 @@ pub fn kbest_batch<S: ScoreStructure>(s: &S, w: &[f64], k: usize) -> Result<Vec<
 }
 
 /// Checks that every entry of `v` is finite, naming the array and the first bad position.
-pub(crate) fn check_finite_named(what: &str, v: &[f64]) -> Result<()> {
+/// (`what` is formatted only on failure: the oracles check their scores at every call.)
+pub(crate) fn check_finite_named(what: std::fmt::Arguments<'_>, v: &[f64]) -> Result<()> {
     match v.iter().position(|x| !x.is_finite()) {
         None => Ok(()),
         Some(p) => {

@@ -33,7 +33,7 @@ impl ScoreMulticlass {
             )));
         }
         let r = &w[i * self.n_classes..(i + 1) * self.n_classes];
-        check_finite_named(&format!("scores of example {i}"), r)?;
+        check_finite_named(format_args!("scores of example {i}"), r)?;
         Ok(r)
     }
 

@@ -98,8 +98,8 @@ impl ScoreMultilabel {
         let theta = &w[i * self.n_labels..(i + 1) * self.n_labels];
         let p0 = self.pair_base(i);
         let pair = &w[p0..p0 + 4 * self.edges.len()];
-        check_finite_named(&format!("unary scores of example {i}"), theta)?;
-        check_finite_named(&format!("pairwise scores of example {i}"), pair)?;
+        check_finite_named(format_args!("unary scores of example {i}"), theta)?;
+        check_finite_named(format_args!("pairwise scores of example {i}"), pair)?;
         Ok(Scores { theta: theta.into(), pair, edges: &self.edges })
     }
 

@@ -109,7 +109,7 @@ impl ScoreTree {
         Ok(())
     }
 
-    fn check_shape(&self, b: usize, y: &DepLabel, what: &str) -> Result<()> {
+    fn check_shape(&self, b: usize, y: &DepLabel, what: std::fmt::Arguments<'_>) -> Result<()> {
         y.check_shape(self.lengths[b], self.labeled(), self.n_relations)
             .map_err(|m| Error::input(format!("{what} of sentence {b}: {m}")))
     }
@@ -119,11 +119,11 @@ impl ScoreTree {
         let n = self.lengths[b];
         for h in 0..=n {
             let a = self.arc_at(b, h, 1);
-            check_finite_named(&format!("arc scores of sentence {b}, head {h}"), &w[a..a + n])?;
+            check_finite_named(format_args!("arc scores of sentence {b}, head {h}"), &w[a..a + n])?;
             if self.labeled() {
                 let l = self.lab_at(b, h, 1, 0);
                 check_finite_named(
-                    &format!("label scores of sentence {b}, head {h}"),
+                    format_args!("label scores of sentence {b}, head {h}"),
                     &w[l..l + n * self.n_relations],
                 )?;
             }
@@ -245,7 +245,7 @@ impl Structure for ScoreTree {
         if i >= self.lengths.len() {
             return Err(Error::input(format!("sentence {i} out of range (0..{})", self.lengths.len())));
         }
-        self.check_shape(i, y, "label")?;
+        self.check_shape(i, y, format_args!("label"))?;
         tree::check_tree_roots(&y.heads, !self.multi_root)
     }
 
@@ -279,7 +279,7 @@ impl Structure for ScoreTree {
 
     fn score(&self, w: &[f64], _data: &(), i: usize, y: &DepLabel) -> Result<f64> {
         self.check_w(w)?;
-        self.check_shape(i, y, "label")?;
+        self.check_shape(i, y, format_args!("label"))?;
         let mut s = 0.0;
         for (j, &h) in y.heads.iter().enumerate() {
             s += w[self.arc_at(i, h as usize, j + 1)];
@@ -313,7 +313,7 @@ impl Structure for ScoreTree {
             return Err(Error::unsupported("structure 'tree' has no constrained λ-oracle (cone)"));
         }
         for (j, b) in q.ban.iter().enumerate() {
-            self.check_shape(i, b, &format!("ban[{j}]"))?;
+            self.check_shape(i, b, format_args!("ban[{j}]"))?;
         }
         self.check_scores(w, i)?;
         let k = q.k.max(1);
