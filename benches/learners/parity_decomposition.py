@@ -2,7 +2,7 @@
 Done-when 2): the factors between the two, one at a time, judged on **training data only**.
 
 Protocol (as ``graph_choice_study.py``): each training split is cut into a fitting part (80 %)
-and an evaluation part (20 %, seeds 1 and 2, ``[seed, 29]``) that no choice sees. On the
+and an evaluation part (20 %, seeds 1–4, ``[seed, 29]``) that no choice sees. On the
 fitting part, every variant runs ``C="auto"``'s protocol by hand — the same seeded 20 % hold-out
 (``[0, 7]``, as :mod:`bicrit.estimators.tuning`), every C of the grid fitted cold on the rest,
 each C scored on that hold-out by example-based accuracy then subset accuracy, the best refitted
