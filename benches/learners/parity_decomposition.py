@@ -33,6 +33,8 @@ Variants (``K`` labels, ``h_k = w_k·x (+ b_k)``):
         --surrogates margin --variants ovr-sq,ovr-hinge,ind,ind-conv
     python benches/learners/parity_decomposition.py --table      # or --ladder
     python benches/learners/parity_decomposition.py --identity   # ind ≡ ovr-hinge-nob, scaling
+    python benches/learners/parity_decomposition.py --inside     # pairs inside LinearSVC's margin
+    python benches/learners/parity_decomposition.py --test-hinge # OvR hinge on test, record only
 
 Rows (one per data, surrogate, variant, seed): ``results/parity_decomposition.jsonl``.
 """
@@ -230,6 +232,54 @@ def identity(data: str = "scene", cs: tuple[float, ...] = (1e-3, 0.1)) -> None:
         )
 
 
+def inside(data: str, seed: int = 1, cs: tuple[float, ...] = (1e-3, 1e-2, 0.1)) -> None:
+    """Prints, for LinearSVC per label on the fitting part of ``seed`` (squared hinge and hinge,
+    intercept), the share of (instance, label) pairs inside the margin (y·f < 1): where it is
+    near 1 the squared hinge is a ridge regression of the ±1 targets."""
+    from sklearn.svm import LinearSVC
+
+    from bicrit import datasets
+
+    tr = datasets.load(data, "train")
+    X0 = tr.X.toarray() if hasattr(tr.X, "toarray") else np.asarray(tr.X)
+    perm = np.random.default_rng([seed, 29]).permutation(X0.shape[0])
+    fit = np.sort(perm[round(0.2 * X0.shape[0]) :])
+    X, _ = _scaled(X0[fit], X0[:1], False)
+    Y = np.asarray(tr.Y)[fit]
+    for c in cs:
+        for loss in ("squared_hinge", "hinge"):
+            shares = [
+                float(np.mean((2 * Y[:, j] - 1) * svc.decision_function(X) < 1))
+                for j in range(Y.shape[1])
+                if len(set(Y[:, j])) == 2
+                for svc in [LinearSVC(C=c, loss=loss, random_state=0).fit(X, Y[:, j])]
+            ]
+            print(f"{data} C {c:g} {loss}: inside the margin {np.mean(shares):.3f}")
+
+
+def test_hinge(sets: list[str]) -> None:
+    """The bench's one-vs-rest (``bench_manylabels._ovr``, C chosen on the training hold-out)
+    with the squared hinge and with the hinge, scored on the **test** split: for the record
+    only, run after every decision."""
+    import sys
+    from types import SimpleNamespace
+
+    from bicrit import datasets
+    from bicrit.metrics import multilabel_report
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from bench_manylabels import _ovr
+
+    for d in sets:
+        tr, te = datasets.load(d, "train"), datasets.load(d, "test")
+        for loss in ("squared_hinge", "hinge"):
+            P, c = _ovr(SimpleNamespace(X=tr.X, Y=tr.Y), SimpleNamespace(X=te.X, Y=te.Y), loss)
+            r = multilabel_report(np.asarray(te.Y), np.asarray(P))
+            print(
+                f"{d} {loss}: C {c:g} micro-F1 {r['micro_f1']:.4f} Acc {r['jaccard_accuracy']:.4f}"
+            )
+
+
 #: The ladder from one-vs-rest LinearSVC to the default ``MultiLabelSVM``, one factor a rung.
 LADDER = (
     ("ovr-sq", "one-vs-rest LinearSVC (the bench's)"),
@@ -290,10 +340,19 @@ def main() -> None:
     ap.add_argument("--table", action="store_true")
     ap.add_argument("--ladder", action="store_true", help="print the ladder table")
     ap.add_argument("--identity", action="store_true", help="check the objective identity")
+    ap.add_argument("--inside", action="store_true", help="share of pairs inside the margin")
+    ap.add_argument("--test-hinge", action="store_true", help="OvR hinge on test (record only)")
     a = ap.parse_args()
     out = Path(a.out)
     if a.identity:
         identity()
+        return
+    if a.inside:
+        for d in a.sets.split(","):
+            inside(d)
+        return
+    if a.test_hinge:
+        test_hinge(a.sets.split(","))
         return
     if a.table or a.ladder:
         rows = [json.loads(x) for x in out.read_text().splitlines() if x.strip()]
