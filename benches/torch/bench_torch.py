@@ -196,10 +196,13 @@ def _interleaved(
     for f in methods.values():  # warm-up (first calls build caches)
         f()
     times: dict[str, list[float]] = {k: [] for k in methods}
-    for _ in range(rounds):
-        for k, f in methods.items():
+    names = list(methods)
+    for r in range(rounds):
+        # each round starts one method later: no method always runs right after the slowest
+        # (torch-struct's seconds-long calls), whose after-effects hit whichever runs next
+        for k in names[r % len(names) :] + names[: r % len(names)]:
             t0 = clock()
-            f()
+            methods[k]()
             times[k].append(clock() - t0)
     return {k: statistics.median(v) for k, v in times.items()}
 
