@@ -91,8 +91,11 @@ def generate(out: Path) -> dict[str, str]:
                 raise
             print(f"docs: {m} skipped (its extra is not installed)")
     pages: dict[str, str] = {}
-    index = [_title("API reference"), "Every public module, and every name in its ``__all__``.\n",
-             ".. toctree::\n   :maxdepth: 1\n"]
+    index = [
+        _title("API reference"),
+        "Every public module, and every name in its ``__all__``.\n",
+        ".. toctree::\n   :maxdepth: 1\n",
+    ]
     for mname, module in modules.items():
         index.append(f"   {mname}")
         own, elsewhere, submodules = [], [], []
@@ -121,8 +124,11 @@ def generate(out: Path) -> dict[str, str]:
         for name, _ in own:
             obj = getattr(module, name)
             directive, options = _directive(obj)
-            body = [_title(f"``{mname}.{name}``"), f".. currentmodule:: {mname}\n",
-                    f".. {directive}:: {name}"] + [f"   {o}" for o in options]
+            body = [
+                _title(f"``{mname}.{name}``"),
+                f".. currentmodule:: {mname}\n",
+                f".. {directive}:: {name}",
+            ] + [f"   {o}" for o in options]
             (out / f"{mname}.{name}.rst").write_text("\n".join(body) + "\n")
             pages[f"{mname}.{name}"] = f"api/{mname}.{name}"
         pages[mname] = f"api/{mname}"

@@ -91,6 +91,7 @@ def _repository_links(app, docname, source):
     """Links from docs/*.md to files outside docs/ (the changelog, the example plugins) are
     GitHub-style relative links; on the site the changelog is its own page and the rest are
     named as repository paths."""
+
     def fix(m: re.Match[str]) -> str:
         if m.group(2) == "CHANGELOG.md":
             return f"[{m.group(1)}](changelog.md)"

@@ -10,8 +10,14 @@ import zipfile
 from pathlib import Path
 
 WHEEL_NEEDS = ("bicrit/__init__.py", "bicrit/_native.pyi", "bicrit/py.typed")
-SDIST_NEEDS = ("Cargo.toml", "Cargo.lock", "pyproject.toml", "rust/bicrit-py/Cargo.toml",
-               "python/bicrit/_native.pyi", "python/bicrit/py.typed")
+SDIST_NEEDS = (
+    "Cargo.toml",
+    "Cargo.lock",
+    "pyproject.toml",
+    "rust/bicrit-py/Cargo.toml",
+    "python/bicrit/_native.pyi",
+    "python/bicrit/py.typed",
+)
 DATASET = Path("python/bicrit/data")
 
 

@@ -20,12 +20,23 @@ histories = {}
 for learner in ["sgd", "bcfw", "cutting-plane"]:
     params = {} if learner == "cutting-plane" else {"objective": "exact"}
     model = bicrit.MultiLabelSVM(
-        surrogate="slack", learner=learner, learner_params=params, C=0.1,
-        max_epochs=EPOCHS, tol=None, n_iter_no_change=None, random_state=0,
+        surrogate="slack",
+        learner=learner,
+        learner_params=params,
+        C=0.1,
+        max_epochs=EPOCHS,
+        tol=None,
+        n_iter_no_change=None,
+        random_state=0,
     ).fit(train)
     histories[learner] = model.history_
-    print(learner, "epochs:", model.history_.height, "final objective:",
-          round(float(model.history_["objective"][-1]), 3))
+    print(
+        learner,
+        "epochs:",
+        model.history_.height,
+        "final objective:",
+        round(float(model.history_["objective"][-1]), 3),
+    )
 
 # %%
 # The objective against epochs, and against the cumulative number of oracle calls.
@@ -37,8 +48,12 @@ for learner, hist in histories.items():
     ax1.plot(hist["epoch"].to_numpy(), objective, marker="o", ms=3, label=learner)
     ax2.plot(calls, objective, marker="o", ms=3, label=learner)
 ax1.set(xlabel="epoch", ylabel="primal objective", yscale="log", title="against epochs")
-ax2.set(xlabel="oracle calls (cumulative)", ylabel="primal objective", yscale="log",
-        title="against oracle calls")
+ax2.set(
+    xlabel="oracle calls (cumulative)",
+    ylabel="primal objective",
+    yscale="log",
+    title="against oracle calls",
+)
 for ax in (ax1, ax2):
     ax.legend()
 fig.tight_layout()

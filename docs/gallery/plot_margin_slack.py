@@ -40,8 +40,10 @@ fig.tight_layout()
 # test set; ``C="auto"`` chooses it on held-out training data).
 
 table = pl.DataFrame(
-    [{"surrogate": s, "C": C, **{m: round(float(reports[s, C][m]), 3) for m in metrics}}
-     for s, C in reports]
+    [
+        {"surrogate": s, "C": C, **{m: round(float(reports[s, C][m]), 3) for m in metrics}}
+        for s, C in reports
+    ]
 )
 print(table)
 plt.show()
