@@ -59,6 +59,25 @@ pub(crate) fn line_bound(planes: &[(Lambda, f64)], lambda: Lambda) -> Option<f64
     best
 }
 
+/// An upper bound on h + λg (λ = 0: h) over the points below every plane (λ_j, K_j) whose g is
+/// at least `floor` ([`bicrit_core::LambdaOracle::g_floor`]: every label but the gold one): a
+/// plane of larger slope λ_j gives h + λg = (h + λ_j g) − (λ_j − λ)·g ≤ K_j − (λ_j − λ)·floor.
+/// `None` when no plane has a larger finite slope (λ = ∞ is never bounded this way).
+pub(crate) fn floor_bound(planes: &[(Lambda, f64)], lambda: Lambda, floor: f64) -> Option<f64> {
+    let lt = match lambda {
+        Lambda::Zero => 0.0,
+        Lambda::Finite(l) => l,
+        Lambda::Infinity => return None,
+    };
+    planes
+        .iter()
+        .filter_map(|&(l, k)| match l {
+            Lambda::Finite(lj) if lj > lt => Some(k - (lj - lt) * floor),
+            _ => None,
+        })
+        .reduce(f64::min)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,6 +125,53 @@ mod tests {
             line_bound(&[(Lambda::Finite(2.0), f64::NEG_INFINITY)], Lambda::Zero),
             Some(f64::NEG_INFINITY)
         );
+    }
+
+    #[test]
+    fn the_floor_bound_never_falls_below_a_point_above_the_floor() {
+        let mut state = 0x1234_5678_9ABC_DEF1u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let lambdas =
+            [Lambda::Zero, Lambda::Infinity, Lambda::Finite(0.5), Lambda::Finite(1.0), Lambda::Finite(3.0)];
+        let mut bounded = 0;
+        for _ in 0..400 {
+            let n = 1 + (next() % 4) as usize;
+            let planes: Vec<(Lambda, f64)> =
+                (0..n).map(|_| (lambdas[(next() % 5) as usize], (next() % 41) as f64 * 0.25 - 5.0)).collect();
+            let floor = (next() % 9) as f64 * 0.5 - 1.0;
+            for &lambda in lambdas.iter().chain(&[Lambda::Finite(2.0)]) {
+                let Some(u) = floor_bound(&planes, lambda, floor) else { continue };
+                bounded += 1;
+                for i in -60..=60 {
+                    for j in -60..=60 {
+                        let (h, g) = (i as f64 * 0.25, j as f64 * 0.25);
+                        let below = planes.iter().all(|&(l, k)| match l {
+                            Lambda::Zero => h <= k,
+                            Lambda::Infinity => g <= k,
+                            Lambda::Finite(x) => h + x * g <= k,
+                        });
+                        if !below || g < floor {
+                            continue;
+                        }
+                        let v = match lambda {
+                            Lambda::Zero => h,
+                            Lambda::Infinity => g,
+                            Lambda::Finite(x) => h + x * g,
+                        };
+                        assert!(
+                            v <= u + 1e-9,
+                            "({h}, {g}): {v} above {u} of {planes:?} at {lambda:?}, floor {floor}"
+                        );
+                    }
+                }
+            }
+        }
+        assert!(bounded > 100, "{bounded}");
     }
 
     #[test]

@@ -345,3 +345,66 @@ fn certificates_from_earlier_answers_keep_every_answer_and_save_calls() {
     }
     assert!(with < without, "calls {with} with the bound, {without} without");
 }
+
+#[test]
+fn certificates_from_a_floor_of_g_keep_every_answer_and_save_calls() {
+    // Point sets like a chain's labels under the token Hamming loss: gold at (0, 0), every other
+    // label at an integer g ≥ 1, so g ≥ 1 off gold (the oracle's floor) — also with the bound g ≤ n.
+    // With the floor the convex hull searches certify some queries of a smaller λ than an
+    // earlier one without a call: the same value and answer as without it, the brute-force
+    // maximum for the integral searches, never more calls, and fewer in all.
+    let mut seed = 0x9E6C_63D0_676A_9A99u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let (mut with, mut without) = (0usize, 0usize);
+    for case in 0..800 {
+        let n_max = 1 + (next() * 8.0) as usize;
+        let count = 1 + (next() * 40.0) as usize;
+        let scale = [0.5, 3.0, 30.0][case % 3];
+        // mostly negative h too, as late in training (the hull's best point on an edge from gold)
+        let offset = [0.3, 0.8, 0.95][(case / 3) % 3];
+        let (mut h, mut g) = (vec![0.0], vec![0.0]);
+        for _ in 0..count {
+            let gv = 1.0 + (next() * n_max as f64).floor();
+            h.push(scale * (next() - offset) * (1.0 + gv));
+            g.push(gv);
+        }
+        for name in ["slack", "probloss", "margin", "log"] {
+            let psi = by_name(name, &[]).unwrap();
+            let want = h.iter().zip(&g).map(|(&a, &b)| psi.value(a, b)).fold(f64::NEG_INFINITY, f64::max);
+            for search in ["convex-hull", "convex-hull-ban", "convex-hull-kbest"] {
+                for bounded in [false, true] {
+                    let spec = SearchSpec::from_name(search).unwrap();
+                    let mut plain = PointSetOracle::new(h.clone(), g.clone(), Some(0)).unwrap();
+                    if bounded {
+                        plain = plain.with_g_bound(n_max as f64).unwrap();
+                    }
+                    let mut floored = plain.clone().with_g_floor(1.0).unwrap();
+                    let a = spec.run(&mut plain, psi.as_ref(), None, None).unwrap();
+                    let b = spec.run(&mut floored, psi.as_ref(), None, None).unwrap();
+                    let ctx = format!("case {case} {name} {search} bounded {bounded}");
+                    assert_eq!(a.value, b.value, "{ctx}");
+                    assert_eq!(a.answer.len(), b.answer.len(), "{ctx}");
+                    for (x, y) in a.answer.iter().zip(&b.answer) {
+                        assert_eq!((x.label, x.h, x.g, x.weight), (y.label, y.h, y.g, y.weight), "{ctx}");
+                    }
+                    assert!(b.calls.total() <= a.calls.total(), "{ctx}: {:?} vs {:?}", b.calls, a.calls);
+                    if search != "convex-hull" {
+                        assert!(
+                            (b.value - want).abs() <= 1e-9 * (1.0 + want.abs()),
+                            "{ctx}: {} vs {want}",
+                            b.value
+                        );
+                    }
+                    with += b.calls.total();
+                    without += a.calls.total();
+                }
+            }
+        }
+    }
+    assert!(with < without, "calls {with} with the floor, {without} without");
+}

@@ -102,6 +102,18 @@ impl<S: Structure> LambdaOracle for StructureOracle<'_, S> {
         bound.is_finite().then_some(bound)
     }
 
+    /// g = b·L + const with b ≥ 0 and L ≥ the structure's [`Structure::loss_floor`] on every
+    /// label but gold: g ≥ b·floor + const there.
+    fn g_floor(&self) -> Option<f64> {
+        let g = &self.factors.g;
+        if !self.factors.g_by_loss() || g.terms.loss < 0.0 {
+            return None;
+        }
+        let l_min = self.structure.loss_floor(self.data, self.i, self.y_true)?;
+        let floor = g.terms.loss * l_min + g.constant;
+        floor.is_finite().then_some(floor)
+    }
+
     fn gold(&self) -> Option<Point<S::Label>> {
         let terms = self.structure.terms(self.y_true, self.y_true).ok()?;
         Some(self.to_point(Scored { label: self.y_true.clone(), margin: 0.0, terms }))

@@ -449,3 +449,38 @@ fn shared_unary_scores_change_no_answer() {
         }
     }
 }
+
+#[test]
+fn max_loss_bounds_the_loss_of_every_label() {
+    // Every integral label (brute force, K ≤ 8) and random relaxed ones (independent marginals:
+    // μ_e = (1 − μ_i)(1 − μ_j), …) have a Hamming loss ≤ max_loss = K, and the label with every
+    // value wrong attains it.
+    let mut rng = Rng(0x0bad_5eed_1234_5678);
+    for case in 0..60 {
+        let k = 1 + rng.below(8);
+        let inference = [Inference::Exact, Inference::Relaxed(RelaxedSolver::Qpbo)][case % 2];
+        let inst = instance(&mut rng, k, inference, false);
+        let bound = inst.s.max_loss(&inst.x, 0, &inst.gold).unwrap();
+        assert_eq!(bound, k as f64);
+        let mut largest = 0.0f64;
+        for y in all_labels(k) {
+            largest = largest.max(inst.s.terms(&y, &inst.gold).unwrap().loss);
+        }
+        assert_eq!(largest, bound, "case {case}: the all-wrong label attains K");
+        for _ in 0..20 {
+            let nodes: Vec<f64> = (0..k).map(|_| rng.unit()).collect();
+            let edges = inst
+                .s
+                .edges()
+                .iter()
+                .map(|&(i, j)| {
+                    let (a, b) = (nodes[i], nodes[j]);
+                    [(1.0 - a) * (1.0 - b), (1.0 - a) * b, a * (1.0 - b), a * b]
+                })
+                .collect();
+            let y = MlLabel::Relaxed { nodes, edges };
+            let loss = inst.s.terms(&y, &inst.gold).unwrap().loss;
+            assert!(loss <= bound + 1e-12, "case {case}: relaxed loss {loss} > {bound}");
+        }
+    }
+}
