@@ -83,9 +83,8 @@ mod tests {
     use super::*;
 
     /// Brute force over a grid of points: the largest line value among those below every plane
-    /// never exceeds the bound.
-    fn check(planes: &[(Lambda, f64)], lambda: Lambda) {
-        let Some(u) = line_bound(planes, lambda) else { return };
+    /// with g ≥ `g_min` never exceeds the bound `u`.
+    fn check_grid(planes: &[(Lambda, f64)], lambda: Lambda, u: f64, g_min: f64) {
         let below = |h: f64, g: f64| {
             planes.iter().all(|&(l, k)| match l {
                 Lambda::Zero => h <= k,
@@ -96,13 +95,16 @@ mod tests {
         for i in -60..=60 {
             for j in -60..=60 {
                 let (h, g) = (i as f64 * 0.25, j as f64 * 0.25);
-                if below(h, g) {
+                if g >= g_min && below(h, g) {
                     let v = match lambda {
                         Lambda::Zero => h,
                         Lambda::Infinity => g,
                         Lambda::Finite(x) => h + x * g,
                     };
-                    assert!(v <= u + 1e-9, "({h}, {g}): {v} above the bound {u} of {planes:?} at {lambda:?}");
+                    assert!(
+                        v <= u + 1e-9,
+                        "({h}, {g}): {v} above the bound {u} of {planes:?} at {lambda:?}, g ≥ {g_min}"
+                    );
                 }
             }
         }
@@ -128,54 +130,8 @@ mod tests {
     }
 
     #[test]
-    fn the_floor_bound_never_falls_below_a_point_above_the_floor() {
-        let mut state = 0x1234_5678_9ABC_DEF1u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
-        let lambdas =
-            [Lambda::Zero, Lambda::Infinity, Lambda::Finite(0.5), Lambda::Finite(1.0), Lambda::Finite(3.0)];
-        let mut bounded = 0;
-        for _ in 0..400 {
-            let n = 1 + (next() % 4) as usize;
-            let planes: Vec<(Lambda, f64)> =
-                (0..n).map(|_| (lambdas[(next() % 5) as usize], (next() % 41) as f64 * 0.25 - 5.0)).collect();
-            let floor = (next() % 9) as f64 * 0.5 - 1.0;
-            for &lambda in lambdas.iter().chain(&[Lambda::Finite(2.0)]) {
-                let Some(u) = floor_bound(&planes, lambda, floor) else { continue };
-                bounded += 1;
-                for i in -60..=60 {
-                    for j in -60..=60 {
-                        let (h, g) = (i as f64 * 0.25, j as f64 * 0.25);
-                        let below = planes.iter().all(|&(l, k)| match l {
-                            Lambda::Zero => h <= k,
-                            Lambda::Infinity => g <= k,
-                            Lambda::Finite(x) => h + x * g <= k,
-                        });
-                        if !below || g < floor {
-                            continue;
-                        }
-                        let v = match lambda {
-                            Lambda::Zero => h,
-                            Lambda::Infinity => g,
-                            Lambda::Finite(x) => h + x * g,
-                        };
-                        assert!(
-                            v <= u + 1e-9,
-                            "({h}, {g}): {v} above {u} of {planes:?} at {lambda:?}, floor {floor}"
-                        );
-                    }
-                }
-            }
-        }
-        assert!(bounded > 100, "{bounded}");
-    }
-
-    #[test]
     fn random_planes_against_a_grid() {
+        // line_bound over every point below the planes, floor_bound over those with g ≥ floor
         let mut state = 0x9E37_79B9_7F4A_7C15u64;
         let mut next = move || {
             state ^= state << 13;
@@ -185,14 +141,22 @@ mod tests {
         };
         let lambdas =
             [Lambda::Zero, Lambda::Infinity, Lambda::Finite(0.5), Lambda::Finite(1.0), Lambda::Finite(3.0)];
+        let mut floored = 0;
         for _ in 0..400 {
             let n = 1 + (next() % 4) as usize;
             let planes: Vec<(Lambda, f64)> =
                 (0..n).map(|_| (lambdas[(next() % 5) as usize], (next() % 41) as f64 * 0.25 - 5.0)).collect();
-            for &l in &lambdas {
-                check(&planes, l);
+            let floor = (next() % 9) as f64 * 0.5 - 1.0;
+            for &l in lambdas.iter().chain(&[Lambda::Finite(2.0)]) {
+                if let Some(u) = line_bound(&planes, l) {
+                    check_grid(&planes, l, u, f64::NEG_INFINITY);
+                }
+                if let Some(u) = floor_bound(&planes, l, floor) {
+                    check_grid(&planes, l, u, floor);
+                    floored += 1;
+                }
             }
-            check(&planes, Lambda::Finite(2.0));
         }
+        assert!(floored > 100, "{floored}");
     }
 }

@@ -315,6 +315,7 @@ pub(crate) fn argmax(s: &Scores<'_>) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::multilabel::tests::Rng;
     use bicrit_core::Terms;
 
     /// The frontier's definition, without screening: every label of the walk scored exactly, and
@@ -338,36 +339,24 @@ mod tests {
     fn frontier_is_the_first_exact_maximum_of_every_distance() {
         // small integer scores make exact ties (decided by enumeration order) frequent; K up to
         // 14 (yeast) so that the high bits run in Gray order over many blocks
-        let mut state = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut rng = Rng(0x2545_F491_4F6C_DD1D);
         for case in 0..600 {
-            let k = 1 + (next() % 14) as usize;
-            let integer = next() % 2 == 0;
-            let draw = |r: u64| {
-                if integer {
-                    (r % 5) as f64 - 2.0
-                } else {
-                    (r >> 11) as f64 / (1u64 << 53) as f64 * 4.0 - 2.0
-                }
-            };
-            let theta: Vec<f64> = (0..k).map(|_| draw(next())).collect();
-            let density = next() % 3; // none, sparse, full
+            let k = 1 + rng.below(14);
+            let integer = rng.below(2) == 0;
+            let draw = |rng: &mut Rng| if integer { rng.int(-2, 2) } else { 4.0 * rng.unit() - 2.0 };
+            let theta: Vec<f64> = (0..k).map(|_| draw(&mut rng)).collect();
+            let density = rng.below(3); // none, sparse, full
             let all: Vec<(usize, usize)> = (0..k).flat_map(|i| (i + 1..k).map(move |j| (i, j))).collect();
             let edges: Vec<(usize, usize)> =
-                all.into_iter().filter(|_| density == 2 || (density == 1 && next() % 4 == 0)).collect();
-            let pair: Vec<f64> = (0..4 * edges.len()).map(|_| draw(next())).collect();
+                all.into_iter().filter(|_| density == 2 || (density == 1 && rng.below(4) == 0)).collect();
+            let pair: Vec<f64> = (0..4 * edges.len()).map(|_| draw(&mut rng)).collect();
             let s = Scores { theta: theta.into(), pair: &pair, edges: &edges };
-            let gold = (next() % (1u64 << k)) as u32;
+            let gold = rng.below(1 << k) as u32;
             let objective = Objective {
-                margin: [1.0, 2.0, 0.5][(next() % 3) as usize],
+                margin: [1.0, 2.0, 0.5][rng.below(3)],
                 terms: Terms {
-                    loss: [0.0, 1.0, -0.5][(next() % 3) as usize],
-                    size: [0.0, 0.0, -1.0][(next() % 3) as usize],
+                    loss: [0.0, 1.0, -0.5][rng.below(3)],
+                    size: [0.0, 0.0, -1.0][rng.below(3)],
                     hamming: 0.0,
                 },
             };

@@ -6,23 +6,23 @@ use bicrit_core::{Cone, CsrMatrix, Objective, Terms};
 use super::*;
 use crate::select::select_best;
 
-struct Rng(u64);
+pub(super) struct Rng(pub(super) u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub(super) fn next(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
         self.0
     }
-    fn below(&mut self, n: usize) -> usize {
+    pub(super) fn below(&mut self, n: usize) -> usize {
         (self.next() % n as u64) as usize
     }
     /// Small integers make exact ties frequent.
-    fn int(&mut self, lo: i64, hi: i64) -> f64 {
+    pub(super) fn int(&mut self, lo: i64, hi: i64) -> f64 {
         (lo + (self.next() % (hi - lo + 1) as u64) as i64) as f64
     }
-    fn unit(&mut self) -> f64 {
+    pub(super) fn unit(&mut self) -> f64 {
         (self.next() >> 11) as f64 / (1u64 << 53) as f64
     }
     fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
