@@ -160,6 +160,16 @@ pub trait LambdaOracle {
         None
     }
 
+    /// A lower bound on g(y) over every label the oracle may return other than the gold label,
+    /// when the oracle knows one above g(gold) (g = L and an integral task loss that is zero at
+    /// the gold label only: a chain's token Hamming loss is at least 1 elsewhere). A search then
+    /// certifies, without a call, a query whose λ is below an earlier query's: the plane
+    /// h + λ′g ≤ K of the earlier answer gives h + λg ≤ K − (λ′ − λ)·floor on those labels.
+    /// `None` (the default): no floor known.
+    fn g_floor(&self) -> Option<f64> {
+        None
+    }
+
     /// The current coordinates (h, g) of labels known from earlier (a label cache or the
     /// previous epoch's hull vertices: the warm start of thesis §`sec:convex_hull_search`),
     /// appended to `out` in the order of `labels` — computed directly, not an oracle query; the

@@ -225,7 +225,7 @@ pub(crate) fn round<O: LambdaOracle>(
         // Without a call when the planes of earlier answers (and the oracle's bound on g) keep
         // every label the oracle may return on or below that line: its answer would certify.
         if let (Some((c, sc)), true) = (line, certifying) {
-            if let Some(u) = planes::line_bound(&s.planes, lambda) {
+            if let Some(u) = certificate_bound(s, lambda) {
                 if u == f64::NEG_INFINITY {
                     return Ok(Round { point, value, certified: true, line: None });
                 }
@@ -259,6 +259,22 @@ pub(crate) fn round<O: LambdaOracle>(
         if !new && certifying {
             return Ok(Round { point, value, certified: true, line: line.map(|(c, _)| (lambda, c)) });
         }
+    }
+}
+
+/// The largest line value h + λg any label the oracle may return can have, from the planes of
+/// earlier answers and the oracle's bound on g ([`planes::line_bound`]) and, when the oracle
+/// knows a floor of g above the gold label's, from the planes of larger slope for every other
+/// label ([`planes::floor_bound`]) and the gold label's own line value: the smaller of the two.
+fn certificate_bound<O: LambdaOracle>(s: &Session<'_, O>, lambda: Lambda) -> Option<f64> {
+    let planes = planes::line_bound(&s.planes, lambda);
+    let floored = s.g_floor.and_then(|f| planes::floor_bound(&s.planes, lambda, f)).and_then(|u| {
+        let gold = s.known.iter().find(|c| c.gold)?;
+        Some(u.max(line_value(lambda, gold.h, gold.g).0))
+    });
+    match (planes, floored) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }
 

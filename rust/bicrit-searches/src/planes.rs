@@ -59,14 +59,32 @@ pub(crate) fn line_bound(planes: &[(Lambda, f64)], lambda: Lambda) -> Option<f64
     best
 }
 
+/// An upper bound on h + λg (λ = 0: h) over the points below every plane (λ_j, K_j) whose g is
+/// at least `floor` ([`bicrit_core::LambdaOracle::g_floor`]: every label but the gold one): a
+/// plane of larger slope λ_j gives h + λg = (h + λ_j g) − (λ_j − λ)·g ≤ K_j − (λ_j − λ)·floor.
+/// `None` when no plane has a larger finite slope (λ = ∞ is never bounded this way).
+pub(crate) fn floor_bound(planes: &[(Lambda, f64)], lambda: Lambda, floor: f64) -> Option<f64> {
+    let lt = match lambda {
+        Lambda::Zero => 0.0,
+        Lambda::Finite(l) => l,
+        Lambda::Infinity => return None,
+    };
+    planes
+        .iter()
+        .filter_map(|&(l, k)| match l {
+            Lambda::Finite(lj) if lj > lt => Some(k - (lj - lt) * floor),
+            _ => None,
+        })
+        .reduce(f64::min)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     /// Brute force over a grid of points: the largest line value among those below every plane
-    /// never exceeds the bound.
-    fn check(planes: &[(Lambda, f64)], lambda: Lambda) {
-        let Some(u) = line_bound(planes, lambda) else { return };
+    /// with g ≥ `g_min` never exceeds the bound `u`.
+    fn check_grid(planes: &[(Lambda, f64)], lambda: Lambda, u: f64, g_min: f64) {
         let below = |h: f64, g: f64| {
             planes.iter().all(|&(l, k)| match l {
                 Lambda::Zero => h <= k,
@@ -77,13 +95,16 @@ mod tests {
         for i in -60..=60 {
             for j in -60..=60 {
                 let (h, g) = (i as f64 * 0.25, j as f64 * 0.25);
-                if below(h, g) {
+                if g >= g_min && below(h, g) {
                     let v = match lambda {
                         Lambda::Zero => h,
                         Lambda::Infinity => g,
                         Lambda::Finite(x) => h + x * g,
                     };
-                    assert!(v <= u + 1e-9, "({h}, {g}): {v} above the bound {u} of {planes:?} at {lambda:?}");
+                    assert!(
+                        v <= u + 1e-9,
+                        "({h}, {g}): {v} above the bound {u} of {planes:?} at {lambda:?}, g ≥ {g_min}"
+                    );
                 }
             }
         }
@@ -110,6 +131,7 @@ mod tests {
 
     #[test]
     fn random_planes_against_a_grid() {
+        // line_bound over every point below the planes, floor_bound over those with g ≥ floor
         let mut state = 0x9E37_79B9_7F4A_7C15u64;
         let mut next = move || {
             state ^= state << 13;
@@ -119,14 +141,22 @@ mod tests {
         };
         let lambdas =
             [Lambda::Zero, Lambda::Infinity, Lambda::Finite(0.5), Lambda::Finite(1.0), Lambda::Finite(3.0)];
+        let mut floored = 0;
         for _ in 0..400 {
             let n = 1 + (next() % 4) as usize;
             let planes: Vec<(Lambda, f64)> =
                 (0..n).map(|_| (lambdas[(next() % 5) as usize], (next() % 41) as f64 * 0.25 - 5.0)).collect();
-            for &l in &lambdas {
-                check(&planes, l);
+            let floor = (next() % 9) as f64 * 0.5 - 1.0;
+            for &l in lambdas.iter().chain(&[Lambda::Finite(2.0)]) {
+                if let Some(u) = line_bound(&planes, l) {
+                    check_grid(&planes, l, u, f64::NEG_INFINITY);
+                }
+                if let Some(u) = floor_bound(&planes, l, floor) {
+                    check_grid(&planes, l, u, floor);
+                    floored += 1;
+                }
             }
-            check(&planes, Lambda::Finite(2.0));
         }
+        assert!(floored > 100, "{floored}");
     }
 }

@@ -22,6 +22,7 @@ pub struct PointSetOracle {
     caps: Capabilities,
     calls: usize,
     g_bound: Option<f64>,
+    g_floor: Option<f64>,
 }
 
 impl PointSetOracle {
@@ -47,7 +48,7 @@ impl PointSetOracle {
             None => (0..h.len()).find(|&i| h[i] == 0.0 && g[i] == 0.0),
         };
         let caps = Capabilities { ban: true, kbest: true, cone: true, frontier: true, relaxed: false };
-        Ok(PointSetOracle { h, g, gold, caps, calls: 0, g_bound: None })
+        Ok(PointSetOracle { h, g, gold, caps, calls: 0, g_bound: None, g_floor: None })
     }
 
     /// A set without a gold label.
@@ -63,6 +64,17 @@ impl PointSetOracle {
             return Err(Error::input(format!("g bound {bound} is below a point's g or not finite")));
         }
         self.g_bound = Some(bound);
+        Ok(self)
+    }
+
+    /// Declares `floor` as the oracle's lower bound on g over the points other than the gold
+    /// label ([`LambdaOracle::g_floor`]); it must be at most every such point's g.
+    pub fn with_g_floor(mut self, floor: f64) -> Result<Self> {
+        let below = (0..self.g.len()).any(|i| Some(i) != self.gold && self.g[i] < floor);
+        if !floor.is_finite() || below {
+            return Err(Error::input(format!("g floor {floor} is above a point's g or not finite")));
+        }
+        self.g_floor = Some(floor);
         Ok(self)
     }
 
@@ -178,6 +190,10 @@ impl LambdaOracle for PointSetOracle {
 
     fn g_bound(&self) -> Option<f64> {
         self.g_bound
+    }
+
+    fn g_floor(&self) -> Option<f64> {
+        self.g_floor
     }
 
     fn gold(&self) -> Option<Point<usize>> {

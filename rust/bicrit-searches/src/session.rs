@@ -70,6 +70,9 @@ pub struct Session<'a, O: LambdaOracle> {
     /// λ = ∞: g ≤ K): the top answers of the convex hull search's queries and the oracle's
     /// [`LambdaOracle::g_bound`] ([`crate::planes`]).
     pub(crate) planes: Vec<(Lambda, f64)>,
+    /// The oracle's lower bound on g over the labels other than gold
+    /// ([`LambdaOracle::g_floor`]), when above the gold label's g.
+    pub(crate) g_floor: Option<f64>,
     /// Work space of the hull of the labels known, reused from round to round.
     pub(crate) hull: HullBuffers,
 }
@@ -110,10 +113,12 @@ impl<'a, O: LambdaOracle> Session<'a, O> {
             cuts: Vec::new(),
             top_phi: f64::NEG_INFINITY,
             planes,
+            g_floor: None,
             hull: HullBuffers::default(),
         };
         if let Some(p) = gold {
             s.check_point("the oracle's gold label", &p)?;
+            s.g_floor = s.oracle.g_floor().filter(|f| f.is_finite() && *f > p.g);
             let phi = s.phi(p.h, p.g)?;
             s.known.push(Candidate {
                 slot: Slot::Own(p.label),

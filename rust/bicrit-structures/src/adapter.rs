@@ -52,6 +52,17 @@ impl<'s, S: Structure> StructureOracle<'s, S> {
         let (h, g) = self.factors.point(s.margin, &s.terms);
         Point { label: s.label, h, g }
     }
+
+    /// g at task loss `loss` when g = b·L + const with b ≥ 0 ([`FactorMap::g_by_loss`]): g is
+    /// then non-decreasing in L, so a bound on L is one on g (none otherwise, or without `loss`).
+    fn g_at_loss(&self, loss: Option<f64>) -> Option<f64> {
+        let g = &self.factors.g;
+        if !self.factors.g_by_loss() || g.terms.loss < 0.0 {
+            return None;
+        }
+        let v = g.terms.loss * loss? + g.constant;
+        v.is_finite().then_some(v)
+    }
 }
 
 impl<S: Structure> LambdaOracle for StructureOracle<'_, S> {
@@ -93,13 +104,13 @@ impl<S: Structure> LambdaOracle for StructureOracle<'_, S> {
     /// g = b·L + const with b ≥ 0 ([`FactorMap::g_by_loss`]) and L ≤ the structure's
     /// [`Structure::max_loss`]: g ≤ b·max_loss + const (L ≥ 0).
     fn g_bound(&self) -> Option<f64> {
-        let g = &self.factors.g;
-        if !self.factors.g_by_loss() || g.terms.loss < 0.0 {
-            return None;
-        }
-        let l_max = self.structure.max_loss(self.data, self.i, self.y_true)?;
-        let bound = g.terms.loss * l_max + g.constant;
-        bound.is_finite().then_some(bound)
+        self.g_at_loss(self.structure.max_loss(self.data, self.i, self.y_true))
+    }
+
+    /// g = b·L + const with b ≥ 0 and L ≥ the structure's [`Structure::loss_floor`] on every
+    /// label but gold: g ≥ b·floor + const there.
+    fn g_floor(&self) -> Option<f64> {
+        self.g_at_loss(self.structure.loss_floor(self.data, self.i, self.y_true))
     }
 
     fn gold(&self) -> Option<Point<S::Label>> {

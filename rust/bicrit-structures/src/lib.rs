@@ -91,6 +91,16 @@ pub trait Structure: Send + Sync {
         None
     }
 
+    /// A lower bound on the task loss L(y, `y_true`) over every label y ≠ `y_true` the oracle of
+    /// instance `i` may return, when the structure knows one above 0 (an integral loss that is
+    /// zero at the gold label only: a chain's token Hamming loss is at least 1 elsewhere); `None`
+    /// (the default) when not. [`StructureOracle`] turns it into
+    /// [`bicrit_core::LambdaOracle::g_floor`].
+    fn loss_floor(&self, data: &Self::Data, i: usize, y_true: &Self::Label) -> Option<f64> {
+        let _ = (data, i, y_true);
+        None
+    }
+
     /// φ(x_i, y) as a sparse vector (indices may repeat).
     fn joint_feature(&self, data: &Self::Data, i: usize, y: &Self::Label) -> Result<SparseVec>;
 

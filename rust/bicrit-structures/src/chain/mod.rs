@@ -1169,6 +1169,12 @@ impl Structure for Chain {
         max_loss_of(self.loss, y_true)
     }
 
+    /// The token Hamming loss counts the tokens that differ: at least 1 for any other label
+    /// (labels are integral); none kept for the segment loss (zero for some other tag sequences).
+    fn loss_floor(&self, _data: &ChainData, _i: usize, _y_true: &Vec<usize>) -> Option<f64> {
+        (self.loss == ChainLoss::Hamming).then_some(1.0)
+    }
+
     fn n_instances(&self, data: &ChainData) -> usize {
         data.n_sequences()
     }

@@ -405,6 +405,18 @@ impl Structure for Multilabel {
         "multilabel"
     }
 
+    /// The Hamming loss Σ_k |y_k − t_k| is at most K, relaxed labels (μ ∈ [0, 1]^K) included:
+    /// the convex hull searches certify against g ≤ K without a call ([`Structure::max_loss`]).
+    fn max_loss(&self, _data: &CsrMatrix, _i: usize, _y_true: &MlLabel) -> Option<f64> {
+        Some(self.n_labels as f64)
+    }
+
+    /// Exact and tree inference answer integral labels, which differ from gold in at least one
+    /// label (Hamming loss ≥ 1); the relaxation's fractional answers have none.
+    fn loss_floor(&self, _data: &CsrMatrix, _i: usize, _y_true: &MlLabel) -> Option<f64> {
+        matches!(self.inference, Inference::Exact | Inference::Tree).then_some(1.0)
+    }
+
     fn n_instances(&self, data: &CsrMatrix) -> usize {
         data.n_rows()
     }

@@ -6,23 +6,23 @@ use bicrit_core::{Cone, CsrMatrix, Objective, Terms};
 use super::*;
 use crate::select::select_best;
 
-struct Rng(u64);
+pub(super) struct Rng(pub(super) u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub(super) fn next(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
         self.0
     }
-    fn below(&mut self, n: usize) -> usize {
+    pub(super) fn below(&mut self, n: usize) -> usize {
         (self.next() % n as u64) as usize
     }
     /// Small integers make exact ties frequent.
-    fn int(&mut self, lo: i64, hi: i64) -> f64 {
+    pub(super) fn int(&mut self, lo: i64, hi: i64) -> f64 {
         (lo + (self.next() % (hi - lo + 1) as u64) as i64) as f64
     }
-    fn unit(&mut self) -> f64 {
+    pub(super) fn unit(&mut self) -> f64 {
         (self.next() >> 11) as f64 / (1u64 << 53) as f64
     }
     fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
@@ -446,6 +446,41 @@ fn shared_unary_scores_change_no_answer() {
         if inference == Inference::Exact {
             let own = s.frontier(&w, &x, 0, &gold, &primary).unwrap();
             assert_eq!(own, s.frontier_shared(&w, &x, 0, &gold, &primary, Some(&shared)).unwrap());
+        }
+    }
+}
+
+#[test]
+fn max_loss_bounds_the_loss_of_every_label() {
+    // Every integral label (brute force, K ≤ 8) and random relaxed ones (independent marginals:
+    // μ_e = (1 − μ_i)(1 − μ_j), …) have a Hamming loss ≤ max_loss = K, and the label with every
+    // value wrong attains it.
+    let mut rng = Rng(0x0bad_5eed_1234_5678);
+    for case in 0..60 {
+        let k = 1 + rng.below(8);
+        let inference = [Inference::Exact, Inference::Relaxed(RelaxedSolver::Qpbo)][case % 2];
+        let inst = instance(&mut rng, k, inference, false);
+        let bound = inst.s.max_loss(&inst.x, 0, &inst.gold).unwrap();
+        assert_eq!(bound, k as f64);
+        let mut largest = 0.0f64;
+        for y in all_labels(k) {
+            largest = largest.max(inst.s.terms(&y, &inst.gold).unwrap().loss);
+        }
+        assert_eq!(largest, bound, "case {case}: the all-wrong label attains K");
+        for _ in 0..20 {
+            let nodes: Vec<f64> = (0..k).map(|_| rng.unit()).collect();
+            let edges = inst
+                .s
+                .edges()
+                .iter()
+                .map(|&(i, j)| {
+                    let (a, b) = (nodes[i], nodes[j]);
+                    [(1.0 - a) * (1.0 - b), (1.0 - a) * b, a * (1.0 - b), a * b]
+                })
+                .collect();
+            let y = MlLabel::Relaxed { nodes, edges };
+            let loss = inst.s.terms(&y, &inst.gold).unwrap().loss;
+            assert!(loss <= bound + 1e-12, "case {case}: relaxed loss {loss} > {bound}");
         }
     }
 }
