@@ -10,9 +10,10 @@ reused, not rerun); ``--C`` and ``--loss`` replace the C and ``multilabel_loss``
 set's default grid (``GRID`` on trees, ``GRID_DAG`` on DAGs; a cut grid must be stated with its
 rows in benches/hierarchy/RESULTS.md); ``--calibration`` overrides the default by hierarchy kind
 (``valid`` only reproduces old rows); ``--rerun`` drops the named models' rows from ``<set>.csv``
-and runs their final fits again, reusing their selection rows from ``<set>_valid.csv`` when
-they cover the grid. A model's rows are written after each seed, so a run stopped between
-seeds keeps the seeds done.
+and runs their final fits again, reusing their selection rows from ``<set>_valid.csv``. A
+model's selection row is written after each grid point and its rows after each seed, so a run
+stopped within a grid resumes at the next point (the points done are not refitted), and one
+stopped between seeds keeps the seeds done.
 """
 
 from __future__ import annotations

@@ -153,22 +153,33 @@ def test_ssvm_objective_matches_enumeration(ssvm_loss: str) -> None:
     α⁰_root = 0; ``normalized``) or 1[l ≠ l_i] (``zero_one``) — must equal the objective the
     estimator reports after its last α step. A node with α_n = 0 must have U_n = 0 and adds
     nothing (the thesis's convention)."""
-    from bicrit.hierarchy import power_alpha
-
     h, X, Y = _toy()
     C = 2.0
-    est = HierarchicalSVM(
+    est = _ssvm_toy_fit(h, X, Y, C, ssvm_loss, max_alternations=2)
+    expected = _ssvm_objective(h, X, Y, est.coef_, est.alpha_, C, ssvm_loss)
+    got = est.history_.filter(est.history_["phase"] == "alpha")["objective"][-1]
+    assert got == pytest.approx(expected, rel=1e-9)
+
+
+def _ssvm_toy_fit(h, X, Y, C: float, ssvm_loss: str, max_alternations: int) -> HierarchicalSVM:
+    """Shared SVM on the toy tree, in the raw features (no scaling, no bias column)."""
+    return HierarchicalSVM(
         h,
         model="ssvm",
         C=C,
         ssvm_loss=ssvm_loss,
         alpha_every=2,
-        max_alternations=2,
+        max_alternations=max_alternations,
         tol=0.0,
         scale=False,
         fit_intercept=False,
     ).fit(X, Y)
-    U, a = est.coef_, est.alpha_
+
+
+def _ssvm_objective(h, X, Y, U, a, C: float, ssvm_loss: str) -> float:
+    """Eq. SSVMp at (U, α) on the toy tree, by enumerating its leaves (see above)."""
+    from bicrit.hierarchy import power_alpha
+
     paths = {leaf: set(h.closure([leaf]).tolist()) | {h.root} for leaf in (2, 3, 4)}
     a0 = power_alpha(h, 2.0, include_root=False)
 
@@ -187,9 +198,27 @@ def test_ssvm_objective_matches_enumeration(ssvm_loss: str) -> None:
     sq = np.sum(U * U, axis=1)
     assert np.all(sq[a == 0] == 0.0)
     reg = np.divide(sq, a, out=np.zeros_like(sq), where=a > 0)
-    expected = 0.5 * float(np.sum(reg)) + C * loss
-    got = est.history_.filter(est.history_["phase"] == "alpha")["objective"][-1]
-    assert got == pytest.approx(expected, rel=1e-9)
+    return 0.5 * float(np.sum(reg)) + C * loss
+
+
+@pytest.mark.parametrize("ssvm_loss", ["hamming", "normalized"])
+def test_ssvm_objective_path_holds_both_sides_of_the_alpha_step(ssvm_loss: str) -> None:
+    """``objective_path_`` holds (P before the α step, P after it); the step keeps U, so with
+    one alternation both are eq. SSVMp at the returned U: at the starting α⁰ and at the
+    returned α (enumerated). The first is derived from the second's inference pass (the
+    slacks are equal), not from a pass of its own."""
+    from bicrit.hierarchy import power_alpha
+
+    h, X, Y = _toy()
+    C = 2.0
+    est = _ssvm_toy_fit(h, X, Y, C, ssvm_loss, max_alternations=1)
+    a0 = np.maximum(power_alpha(h, 2.0, include_root=False), 0.0)
+    [(before, after)] = est.objective_path_
+    assert before == pytest.approx(_ssvm_objective(h, X, Y, est.coef_, a0, C, ssvm_loss), rel=1e-9)
+    assert after == pytest.approx(
+        _ssvm_objective(h, X, Y, est.coef_, est.alpha_, C, ssvm_loss), rel=1e-9
+    )
+    assert after < before
 
 
 def test_ssvm_loss_hamming_differs_from_normalized() -> None:

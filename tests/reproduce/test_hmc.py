@@ -206,6 +206,59 @@ def test_a_rerun_reuses_the_selection_rows_and_refits_the_same_models(
     assert a.select(cols).equals(b.select(cols))
 
 
+@pytest.mark.slow
+def test_a_run_stopped_within_the_grid_resumes_at_the_next_point(
+    data_dir, tmp_path, monkeypatch
+) -> None:
+    """Each grid point's selection row is written as soon as it is measured: a run stopped
+    during the second grid fit keeps the first point's row, and the resumed run fits only the
+    second point (then the final fits), ending with the rows of an uninterrupted run."""
+    from bicrit.hierarchy.estimator import HierarchicalSVM
+
+    kw = {
+        "seeds": 1,
+        "scale": 0.15,
+        "models": ("hsvm",),
+        "baselines": (),
+        "grid": {"C": (0.1,), "multilabel_loss": ("auto", "weighted")},
+        "calibration": "holdout",
+        "log": lambda *a: None,
+    }
+    whole = hmc.run_set("church_FUN", out=tmp_path / "whole", **kw)
+    fit = HierarchicalSVM.fit
+    calls: list[str] = []
+
+    def stopped(m, *a, **k):
+        calls.append(m.multilabel_loss)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return fit(m, *a, **k)
+
+    monkeypatch.setattr(HierarchicalSVM, "fit", stopped)
+    out = tmp_path / "stopped"
+    with pytest.raises(KeyboardInterrupt):
+        hmc.run_set("church_FUN", out=out, **kw)
+    valid = pl.read_csv(out / "church_FUN_valid.csv")
+    assert valid["params"].to_list() == ["C=0.1, multilabel_loss=auto"]
+    assert not (out / "church_FUN.csv").exists()
+    del calls[:]
+    monkeypatch.setattr(
+        HierarchicalSVM,
+        "fit",
+        lambda m, *a, **k: calls.append(m.multilabel_loss) or fit(m, *a, **k),
+    )
+    resumed = hmc.run_set("church_FUN", out=out, **kw)
+    # the second grid point, then seed 0's final model: the selection model, kept if the
+    # second point won, else refitted
+    won = whole["params"][0] == "C=0.1, multilabel_loss=weighted"
+    assert calls == (["weighted"] if won else ["weighted", "auto"])
+    assert pl.read_csv(out / "church_FUN_valid.csv").equals(
+        pl.read_csv(tmp_path / "whole" / "church_FUN_valid.csv")
+    )
+    cols = ["method", "seed", "params", "calibration", "score", "valid", "test", "test_raw"]
+    assert resumed.select(cols).equals(whole.select(cols))
+
+
 def test_rerun_must_name_a_linear_model_of_the_run(tmp_path) -> None:
     from bicrit.errors import InvalidParameterError
 

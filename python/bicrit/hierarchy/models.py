@@ -227,10 +227,10 @@ class SSVM(Model):
                     return training.runner(surrogate, search, learner, w, structure=structure)
 
                 yield Phase("v", start, int(est.alpha_every), {"round": r})
-                # the native Trainer of the phase just run (its objective, not the protocol's)
+                # the native Trainer of the phase just run (its weights, not the protocol's)
                 trainer: Any = state.runner
-                obj_v = float(trainer.objective(True))
-                U = np.sqrt(alpha)[:, None] * structure.rows(trainer.weights(True))
+                w_v = np.asarray(trainer.weights(True), dtype=np.float64)
+                U = np.sqrt(alpha)[:, None] * structure.rows(w_v)
                 a_new = keep_positive(
                     shared_alpha(h, np.einsum("ij,ij->i", U, U)), alpha0, float(est.alpha_eps)
                 )
@@ -246,6 +246,10 @@ class SSVM(Model):
                     )
                 )
                 obj = float(ev["objective"])
+                # the objective before the step, ½‖w_v‖² + C·Σξ: the step keeps U, so the node
+                # scores and the slacks Σξ (one inference pass each) are those at w_new — only
+                # the regulariser differs (equal up to rounding; no second pass)
+                obj_v = obj + 0.5 * (float(w_v @ w_v) - float(w_new @ w_new))
                 # the step lands at once: structure, α and weights together
                 training.structure, est._alpha_now, alpha, w = new, a_new, a_new, w_new
                 state.runner = Fixed(w_new, like=trainer)

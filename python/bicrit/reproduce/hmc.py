@@ -43,9 +43,11 @@ Protocol (the field's; docs/hierarchy-scores.md), per dataset:
      scale (its virtual leaves and α follow the training labels), and its test AU(PRC) fell
      below the prior's.
 
-   With ``out``, selection rows already in ``<set>_valid.csv`` for the whole grid of a method
-   are reused (the grid is not refitted), so a method's final fits can be rerun alone
-   (``rerun``); a model step 2 would have kept is then refitted (deterministic: same seed).
+   With ``out``, each grid point's selection row is written to ``<set>_valid.csv`` as soon as
+   it is measured, and the rows already there for points of a method's grid are reused (those
+   points are not refitted): a run stopped within a grid resumes at the next point, and a
+   method's final fits can be rerun alone (``rerun``); a model step 2 would have kept is then
+   refitted (deterministic: same seed).
 4. **Test, once per reported number**: AU(PRC) (:func:`bicrit.metrics.hierarchy.au_prc`) over
    every node except the root and, on the Gene Ontology sets, the ontology roots GO0003674,
    GO0005575 and GO0008150 (:data:`SKIP`), of the score chosen on valid (``test``); the raw
@@ -397,7 +399,8 @@ def run_set(
     "logistic"). With ``out``, the methods already in ``<out>/<name>.csv`` are reused and the
     table is rewritten after each seed of each method, so that a run can be split by model and
     resumed (a method stopped between seeds keeps the seeds done, and counts as done); the
-    selection rows of a bicrit model's whole grid in ``<out>/<name>_valid.csv`` are reused too.
+    selection rows in ``<out>/<name>_valid.csv`` of a linear model's grid points are reused too
+    (written after each point: a run stopped within a grid resumes at the next point).
     ``rerun`` names models of ``models`` whose rows in ``<out>/<name>.csv`` are dropped and
     produced again (e.g. under another calibration), from their reused selection rows."""
     from bicrit._atomic import write_text
@@ -460,11 +463,15 @@ def run_set(
     rows: list[dict[str, Any]] = [] if done is None else done.to_dicts()
     valid_rows: list[dict[str, Any]] = [] if done_valid is None else done_valid.to_dicts()
 
+    def save_valid() -> None:
+        if vpath is not None:
+            write_text(vpath, pl.DataFrame(valid_rows, infer_schema_length=None).write_csv())
+
     def save() -> pl.DataFrame:
         table = pl.DataFrame(rows, infer_schema_length=None)
-        if path is not None and vpath is not None:
+        if path is not None:
             write_text(path, table.write_csv())
-            write_text(vpath, pl.DataFrame(valid_rows, infer_schema_length=None).write_csv())
+            save_valid()
         return table
 
     def ap(Y: list[np.ndarray], S: np.ndarray) -> float:
@@ -526,14 +533,22 @@ def run_set(
             for values in itertools.product(*g.values())
         ]
         labels = [", ".join(f"{k}={p[k]}" for k in g) for p in points]
-        prev = {r["params"]: r for r in valid_rows if r["method"] == model}
-        reuse = not neural and set(prev) == set(labels)
+        # the grid points already in <set>_valid.csv are reused (linear models; the MLP's
+        # rows carry their early-stopping epoch): a run stopped within a grid resumes there
+        prev = {
+            r["params"]: r
+            for r in valid_rows
+            if r["method"] == model and not neural and r["params"] in labels
+        }
+        valid_rows = [r for r in valid_rows if r["method"] != model or r["params"] in prev]
         kept: dict[str, Any] = {}  # the selection models of the grid, by label (none reused)
-        if reuse:
-            log(f"{name}: {model}: reusing the selection rows of {vpath}")
-        else:
-            valid_rows = [r for r in valid_rows if r["method"] != model]
-            for params, label in zip(points, labels, strict=True):
+        if prev:
+            log(
+                f"{name}: {model}: reusing the selection rows of {len(prev)} of "
+                f"{len(labels)} grid points in {vpath}"
+            )
+        for params, label in zip(points, labels, strict=True):
+            if label not in prev:
                 t0 = time.perf_counter()
                 if neural:
                     m = _mlp(h, params, 0, scale).fit(train_i.X, train_i.Y)
@@ -555,6 +570,7 @@ def run_set(
                 prev[label] = valid_rows[-1]
                 kept[label] = (m, fit_s)
                 log(f"{name}: {model} {row_label}: valid {v:.4f} ({fit_s:.0f} s)")
+                save_valid()  # after each grid point: a stopped run keeps the points done
         # the score is chosen on valid too: calibrated, or the raw margins (ties: calibrated)
         best: tuple[float, int, str] | None = None  # (valid AU(PRC), grid point, score kind)
         for k, label in enumerate(labels):
