@@ -425,15 +425,19 @@ mod tests {
         v + l.last(p[p.len() - 1])
     }
 
-    #[test]
-    fn kbest_matches_enumeration_with_infeasible_pieces() {
-        let mut seed = 12345u64;
-        let mut next = || {
+    /// A xorshift generator for the random lattices of the tests.
+    fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+        move || {
             seed ^= seed << 13;
             seed ^= seed >> 7;
             seed ^= seed << 17;
             seed
-        };
+        }
+    }
+
+    #[test]
+    fn kbest_matches_enumeration_with_infeasible_pieces() {
+        let mut next = xorshift(12345);
         for _ in 0..300 {
             let t = 1 + (next() % 4) as usize;
             let w = 1 + (next() % 3) as usize;
@@ -541,13 +545,7 @@ mod tests {
     #[test]
     fn lazy_kbest_returns_the_list_viterbi_paths_in_the_same_order() {
         use crate::chain::lazy::kbest_lazy;
-        let mut seed = 987_654_321u64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = xorshift(987_654_321);
         for case in 0..600 {
             let t = 1 + (next() % 6) as usize;
             let w = 1 + (next() % 5) as usize;
