@@ -4,6 +4,8 @@ test labels, resuming from the written tables, and the summary's arithmetic."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import polars as pl
 import pytest
@@ -60,18 +62,28 @@ def test_others_hold_out_a_seeded_valid_share_of_train(data_dir, tmp_path) -> No
     assert again.equals(pl.read_csv(tmp_path / "Enron_corr.csv"))
 
 
-@pytest.mark.slow
-def test_the_calibration_strategy_changes_only_the_calibrated_numbers(data_dir, tmp_path) -> None:
-    """'valid' and 'crossfit' select the same hyper-parameters on the same valid scores and fit
-    the same final model (same raw test AU(PRC)); only the calibrated test number differs."""
-    kw = {
+def _quiet(*_: Any) -> None:
+    """A run's log, silenced."""
+
+
+def _small_hsvm(**over: Any) -> dict[str, Any]:
+    """run_set's arguments for a small HSVM run (15 % of the data, one seed, C = 0.1 with both
+    multi-label losses, no baselines), with ``over`` on top."""
+    base: dict[str, Any] = {
         "seeds": 1,
         "scale": 0.15,
         "models": ("hsvm",),
         "baselines": (),
         "grid": {"C": (0.1,), "multilabel_loss": ("auto", "weighted")},
-        "log": lambda *a: None,
     }
+    return {**base, **over}
+
+
+@pytest.mark.slow
+def test_the_calibration_strategy_changes_only_the_calibrated_numbers(data_dir, tmp_path) -> None:
+    """'valid' and 'crossfit' select the same hyper-parameters on the same valid scores and fit
+    the same final model (same raw test AU(PRC)); only the calibrated test number differs."""
+    kw = _small_hsvm(log=_quiet)
     a = hmc.run_set("church_FUN", calibration="crossfit", out=tmp_path / "a", **kw)
     b = hmc.run_set("church_FUN", calibration="valid", out=tmp_path / "b", **kw)
     assert a["calibration"].to_list() == ["crossfit"] and b["calibration"].to_list() == ["valid"]
@@ -150,14 +162,7 @@ def test_holdout_calibrates_every_final_model_on_its_own_unseen_scores(
     final one) is fitted on node scores that the calibrated model itself computed, of instances
     it was not trained on, and applied to its own scores; the spy flags "valid", which
     calibrates the refitted final model with the selection model's scores."""
-    kw = {
-        "seeds": 2,
-        "scale": 0.15,
-        "models": ("hsvm",),
-        "baselines": (),
-        "grid": {"C": (0.1,), "multilabel_loss": ("auto", "weighted")},
-        "log": lambda *a: None,
-    }
+    kw = _small_hsvm(seeds=2, log=_quiet)
     # cellcycle: no feature row of valid repeats one of train (church_FUN's do), so "seen"
     # can be told by the rows' contents
     ledger = _Ledger(monkeypatch)
@@ -181,15 +186,7 @@ def test_a_rerun_reuses_the_selection_rows_and_refits_the_same_models(
     being deterministic, refits the same selection model for seed 0: the same rows."""
     from bicrit.hierarchy.estimator import HierarchicalSVM
 
-    kw = {
-        "seeds": 2,
-        "scale": 0.15,
-        "models": ("hsvm",),
-        "baselines": ("prior",),
-        "grid": {"C": (0.1,), "multilabel_loss": ("auto", "weighted")},
-        "calibration": "holdout",
-        "out": tmp_path,
-    }
+    kw = _small_hsvm(seeds=2, baselines=("prior",), calibration="holdout", out=tmp_path)
     a = hmc.run_set("church_FUN", log=lambda *a: None, **kw)
     valid = pl.read_csv(tmp_path / "church_FUN_valid.csv")
     fits: list[int] = []
@@ -215,15 +212,7 @@ def test_a_run_stopped_within_the_grid_resumes_at_the_next_point(
     second point (then the final fits), ending with the rows of an uninterrupted run."""
     from bicrit.hierarchy.estimator import HierarchicalSVM
 
-    kw = {
-        "seeds": 1,
-        "scale": 0.15,
-        "models": ("hsvm",),
-        "baselines": (),
-        "grid": {"C": (0.1,), "multilabel_loss": ("auto", "weighted")},
-        "calibration": "holdout",
-        "log": lambda *a: None,
-    }
+    kw = _small_hsvm(calibration="holdout", log=_quiet)
     whole = hmc.run_set("church_FUN", out=tmp_path / "whole", **kw)
     fit = HierarchicalSVM.fit
     calls: list[str] = []

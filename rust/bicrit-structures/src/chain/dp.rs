@@ -118,35 +118,10 @@ pub trait Lattice {
 /// is feasible. `path` receives the extended state of every position.
 pub fn viterbi<L: Lattice>(lat: &L, path: &mut Vec<usize>) -> Option<L::V> {
     let (t_len, w) = (lat.positions(), lat.width());
-    let mut prev: Vec<L::V> = (0..w).map(|x| lat.first(x)).collect();
-    let mut cur: Vec<L::V> = vec![L::V::NEG_INF; w];
-    let mut back: Vec<u32> = vec![0; t_len * w];
-    for t in 1..t_len {
-        for (xc, slot) in cur.iter_mut().enumerate() {
-            let mut best = L::V::NEG_INF;
-            let mut arg = 0u32;
-            if !lat.allowed(t, xc) {
-                *slot = best;
-                continue;
-            }
-            for (xp, pv) in prev.iter().enumerate() {
-                if !pv.feasible() {
-                    continue;
-                }
-                let v = pv.add(lat.step(t, xp, xc));
-                if v.cmp_val(&best) == Ordering::Greater {
-                    best = v;
-                    arg = xp as u32;
-                }
-            }
-            *slot = best;
-            back[t * w + xc] = arg;
-        }
-        std::mem::swap(&mut prev, &mut cur);
-    }
+    let (alpha, back) = forward(lat);
     let mut best = L::V::NEG_INF;
     let mut arg = 0;
-    for (x, pv) in prev.iter().enumerate() {
+    for (x, pv) in alpha[(t_len - 1) * w..].iter().enumerate() {
         if !pv.feasible() {
             continue;
         }
@@ -168,11 +143,13 @@ pub fn viterbi<L: Lattice>(lat: &L, path: &mut Vec<usize>) -> Option<L::V> {
     Some(best)
 }
 
-/// Viterbi's best prefix value into every cell, `alpha[t·W + x]` (the forward pass of
-/// [`viterbi`]; [`Val::NEG_INF`] where no feasible prefix reaches the cell).
-pub fn viterbi_cells<L: Lattice>(lat: &L) -> Vec<L::V> {
+/// Viterbi's forward pass: the best prefix value into every cell, `alpha[t·W + x]`
+/// ([`Val::NEG_INF`] where no feasible prefix reaches the cell), and that prefix's state at
+/// t − 1, `back[t·W + x]` (the smallest state on ties).
+pub fn forward<L: Lattice>(lat: &L) -> (Vec<L::V>, Vec<u32>) {
     let (t_len, w) = (lat.positions(), lat.width());
     let mut alpha: Vec<L::V> = vec![L::V::NEG_INF; t_len * w];
+    let mut back: Vec<u32> = vec![0; t_len * w];
     for (x, a) in alpha.iter_mut().enumerate().take(w) {
         *a = lat.first(x);
     }
@@ -184,6 +161,7 @@ pub fn viterbi_cells<L: Lattice>(lat: &L) -> Vec<L::V> {
                 continue;
             }
             let mut best = L::V::NEG_INF;
+            let mut arg = 0u32;
             for (xp, pv) in prev.iter().enumerate() {
                 if !pv.feasible() {
                     continue;
@@ -191,12 +169,14 @@ pub fn viterbi_cells<L: Lattice>(lat: &L) -> Vec<L::V> {
                 let v = pv.add(lat.step(t, xp, xc));
                 if v.cmp_val(&best) == Ordering::Greater {
                     best = v;
+                    arg = xp as u32;
                 }
             }
             *slot = best;
+            back[t * w + xc] = arg;
         }
     }
-    alpha
+    (alpha, back)
 }
 
 /// Index of the largest head (first on ties: smallest state), or `None` when all are exhausted.

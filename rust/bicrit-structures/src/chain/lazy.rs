@@ -14,7 +14,7 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use super::dp::{viterbi_cells, Lattice, Val};
+use super::dp::{forward, Lattice, Val};
 
 /// Longest chain searched lazily (a recursion one frame per position, well inside a 2 MiB stack).
 pub const MAX_LAZY_LEN: usize = 2048;
@@ -45,8 +45,8 @@ impl<V: Val> Ord for Cand<V> {
     }
 }
 
-/// One cell's prefixes found so far, best first, and the heap of its next candidates (`None`
-/// until a second prefix is asked for).
+/// One cell's prefixes found so far, best first (empty until asked for), and the heap of its
+/// next candidates (`None` until a second prefix is asked for).
 struct Cell<V> {
     d: Vec<Cand<V>>,
     heap: Option<BinaryHeap<Cand<V>>>,
@@ -55,9 +55,10 @@ struct Cell<V> {
 struct Lazy<'a, L: Lattice> {
     lat: &'a L,
     w: usize,
-    /// Viterbi's best prefix value into every cell.
+    /// Viterbi's best prefix value into every cell, and its predecessor state.
     alpha: Vec<L::V>,
-    cells: Vec<Option<Cell<L::V>>>,
+    back: Vec<u32>,
+    cells: Vec<Cell<L::V>>,
 }
 
 impl<L: Lattice> Lazy<'_, L> {
@@ -67,56 +68,31 @@ impl<L: Lattice> Lazy<'_, L> {
         if !self.alpha[c].feasible() {
             return None;
         }
-        if self.cells[c].is_none() {
-            self.cells[c] = Some(Cell { d: vec![self.first_best(t, x)], heap: None });
+        if self.cells[c].d.is_empty() {
+            // Viterbi's best prefix (the smallest predecessor on ties, as the list Viterbi's)
+            self.cells[c].d.push(Cand { v: self.alpha[c], xp: self.back[c], j: 0 });
         }
-        while self.cells[c].as_ref().is_some_and(|cell| cell.d.len() <= j) {
+        while self.cells[c].d.len() <= j {
             if t == 0 {
                 return None; // a start cell has one prefix
             }
             // The successor of the last prefix taken, then the best candidate.
-            let last = *self.cells[c].as_ref().and_then(|cell| cell.d.last())?;
-            if self.cells[c].as_ref().is_some_and(|cell| cell.heap.is_none()) {
-                let heap = self.initial_heap(t, x, last.xp);
-                if let Some(cell) = self.cells[c].as_mut() {
-                    cell.heap = Some(heap);
-                }
+            let last = *self.cells[c].d.last()?;
+            if self.cells[c].heap.is_none() {
+                self.cells[c].heap = Some(self.initial_heap(t, x, last.xp));
             }
-            let next = self.prefix(t - 1, last.xp as usize, last.j as usize + 1);
-            let cell = self.cells[c].as_mut()?;
-            let heap = cell.heap.as_mut()?;
-            if let Some(p) = next {
-                let v = p.v.add(self.lat.step(t, last.xp as usize, x));
-                if v.feasible() {
-                    heap.push(Cand { v, xp: last.xp, j: last.j + 1 });
-                }
+            let next = self
+                .prefix(t - 1, last.xp as usize, last.j as usize + 1)
+                .map(|p| p.v.add(self.lat.step(t, last.xp as usize, x)))
+                .filter(|v| v.feasible());
+            let heap = self.cells[c].heap.as_mut()?;
+            if let Some(v) = next {
+                heap.push(Cand { v, xp: last.xp, j: last.j + 1 });
             }
-            cell.d.push(heap.pop()?);
+            let best = heap.pop()?;
+            self.cells[c].d.push(best);
         }
-        self.cells[c].as_ref().map(|cell| cell.d[j])
-    }
-
-    /// Viterbi's best prefix into (t, x) as a candidate: its value and its predecessor (the
-    /// smallest state on ties, as the Viterbi pass and the list Viterbi both choose).
-    fn first_best(&self, t: usize, x: usize) -> Cand<L::V> {
-        let v = self.alpha[t * self.w + x];
-        if t == 0 {
-            return Cand { v, xp: 0, j: 0 };
-        }
-        let prev = (t - 1) * self.w;
-        let mut arg = 0;
-        let mut best = L::V::NEG_INF;
-        for xp in 0..self.w {
-            if !self.alpha[prev + xp].feasible() {
-                continue;
-            }
-            let u = self.alpha[prev + xp].add(self.lat.step(t, xp, x));
-            if u.cmp_val(&best) == Ordering::Greater {
-                best = u;
-                arg = xp;
-            }
-        }
-        Cand { v, xp: arg as u32, j: 0 }
+        Some(self.cells[c].d[j])
     }
 
     /// The first candidate of every predecessor but `taken` (whose first is d[0]).
@@ -155,8 +131,14 @@ pub fn kbest_lazy<L: Lattice>(lat: &L, k: usize) -> Vec<(L::V, Vec<usize>)> {
         return super::dp::kbest(lat, k);
     }
     let k = k.max(1);
-    let alpha = viterbi_cells(lat);
-    let mut lazy = Lazy { lat, w, alpha, cells: (0..t_len * w).map(|_| None).collect() };
+    let (alpha, back) = forward(lat);
+    let mut lazy = Lazy {
+        lat,
+        w,
+        alpha,
+        back,
+        cells: (0..t_len * w).map(|_| Cell { d: Vec::new(), heap: None }).collect(),
+    };
     // The final merge: the end scores over the last position's prefixes.
     let last = (t_len - 1) * w;
     let mut heap: BinaryHeap<Cand<L::V>> = (0..w)

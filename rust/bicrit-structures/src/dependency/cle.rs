@@ -167,11 +167,7 @@ fn solve(arcs: &ArcTable, sub: &Sub, sc: &mut Scratch) -> Option<Solved> {
     sc.ok.resize(nn * nn, false);
     sc.slot.clear();
     sc.slot.resize(nn * nn, 0);
-    sc.banned.clear();
-    sc.banned.resize(nn * nn, 0);
-    for &(h, d) in &sub.bans {
-        sc.banned[h as usize * nn + d as usize] += 1;
-    }
+    ban_counts(sub, nn, &mut sc.banned);
     for d in 1..=n {
         let mut set = |h: usize, s: usize| {
             let mut v = arcs.vals(h, d)[s];
@@ -301,6 +297,16 @@ pub fn cle_kbest(
     out
 }
 
+/// How many times `sub` bans each arc, `banned[h·nn + d]` (an arc banned c times has its first c
+/// candidates banned).
+fn ban_counts(sub: &Sub, nn: usize, banned: &mut Vec<u32>) {
+    banned.clear();
+    banned.resize(nn * nn, 0);
+    for &(h, d) in &sub.bans {
+        banned[h as usize * nn + d as usize] += 1;
+    }
+}
+
 /// The value of an arc as the subproblems score it (primary and secondary; the single-root
 /// penalty is dropped, as it is from a solved tree's value).
 fn arc_val(arcs: &ArcTable, h: usize, d: usize, slot: usize) -> Option<Val> {
@@ -311,12 +317,7 @@ fn arc_val(arcs: &ArcTable, h: usize, d: usize, slot: usize) -> Option<Val> {
 /// `banned` = the ban counts of `sub` (`banned[h·(n + 1) + d]`).
 fn best_allowed(arcs: &ArcTable, sub: &Sub, banned: &mut Vec<u32>, bound: &mut Vec<Option<Val>>) {
     let n = arcs.n();
-    let nn = n + 1;
-    banned.clear();
-    banned.resize(nn * nn, 0);
-    for &(h, d) in &sub.bans {
-        banned[h as usize * nn + d as usize] += 1;
-    }
+    ban_counts(sub, n + 1, banned);
     bound.clear();
     bound.push(None);
     for d in 1..=n {
