@@ -46,21 +46,29 @@ def _micro(tp: np.ndarray, fp: np.ndarray, fn: np.ndarray) -> np.ndarray:
     return np.where(den == 0, 1.0, 2 * tp / np.maximum(den, 1))
 
 
+def _resampled_sums(
+    vectors: tuple[np.ndarray, ...], n: int, resamples: int, seed: int
+) -> list[np.ndarray]:
+    """Per resample (the test instances drawn with replacement, seeded, in blocks of 500), the sum
+    of every per-instance vector over the drawn instances."""
+    rng = np.random.default_rng(seed)
+    blocks = []
+    for start in range(0, resamples, 500):
+        m = min(500, resamples - start)
+        W = rng.multinomial(n, np.full(n, 1.0 / n), size=m).astype(np.float64)  # draw counts
+        blocks.append([W @ v for v in vectors])
+    return [np.concatenate(col) for col in zip(*blocks, strict=True)]
+
+
 def paired(
     Y: np.ndarray, A: np.ndarray, B: np.ndarray, resamples: int, seed: int = 0
 ) -> dict[str, Any]:
     """Bootstrap of (A − B) in micro-F1 and Jaccard accuracy on the same resampled instances."""
     a, b = per_instance(Y, A), per_instance(Y, B)
     n = Y.shape[0]
-    rng = np.random.default_rng(seed)
-    d_f1, d_acc = [], []
-    for start in range(0, resamples, 500):
-        m = min(500, resamples - start)
-        W = rng.multinomial(n, np.full(n, 1.0 / n), size=m).astype(np.float64)  # draw counts
-        sums = [W @ v for v in (*a, *b)]
-        d_f1.append(_micro(*sums[0:3]) - _micro(*sums[4:7]))
-        d_acc.append((sums[3] - sums[7]) / n)
-    f1, acc = np.concatenate(d_f1), np.concatenate(d_acc)
+    sums = _resampled_sums((*a, *b), n, resamples, seed)
+    f1 = _micro(*sums[0:3]) - _micro(*sums[4:7])
+    acc = (sums[3] - sums[7]) / n
     full_a = _micro(a[0].sum(), a[1].sum(), a[2].sum())
     full_b = _micro(b[0].sum(), b[1].sum(), b[2].sum())
     return {
@@ -78,14 +86,8 @@ def single(Y: np.ndarray, A: np.ndarray, resamples: int, seed: int = 0) -> dict[
     """Bootstrap of one method's micro-F1 and Jaccard accuracy (95 % percentile intervals)."""
     tp, fp, fn, jac = per_instance(Y, A)
     n = Y.shape[0]
-    rng = np.random.default_rng(seed)
-    f1, acc = [], []
-    for start in range(0, resamples, 500):
-        m = min(500, resamples - start)
-        W = rng.multinomial(n, np.full(n, 1.0 / n), size=m).astype(np.float64)
-        f1.append(_micro(W @ tp, W @ fp, W @ fn))
-        acc.append((W @ jac) / n)
-    f, c = np.concatenate(f1), np.concatenate(acc)
+    sums = _resampled_sums((tp, fp, fn, jac), n, resamples, seed)
+    f, c = _micro(*sums[0:3]), sums[3] / n
     return {
         "n_test": n,
         "f1": float(_micro(tp.sum(), fp.sum(), fn.sum())),

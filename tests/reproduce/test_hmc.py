@@ -25,7 +25,7 @@ def test_an_unknown_calibration_is_refused(tmp_path) -> None:
     from bicrit.errors import InvalidParameterError
 
     with pytest.raises(InvalidParameterError, match="calibration must be"):
-        hmc.run_set("church_FUN", calibration="test", out=tmp_path, log=lambda *a: None)
+        hmc.run_set("church_FUN", calibration="test", out=tmp_path, log=_quiet)
     assert not list(tmp_path.iterdir())
 
 
@@ -36,7 +36,7 @@ def test_others_hold_out_a_seeded_valid_share_of_train(data_dir, tmp_path) -> No
     from bicrit.datasets import load
 
     table = hmc.run_set(
-        "Enron_corr", seeds=1, models=(), baselines=("prior",), out=tmp_path, log=lambda *a: None
+        "Enron_corr", seeds=1, models=(), baselines=("prior",), out=tmp_path, log=_quiet
     )
     tr, te = (load("clus_hmc/Enron_corr", s) for s in ("train", "test"))
     h = tr.hierarchy
@@ -57,7 +57,7 @@ def test_others_hold_out_a_seeded_valid_share_of_train(data_dir, tmp_path) -> No
     assert row["test"] == pytest.approx(ap(te.indicator().toarray(), T.mean(axis=0)), rel=1e-12)
     # a rerun reuses the table, though the baselines wrote no selection rows
     again = hmc.run_set(
-        "Enron_corr", seeds=1, models=(), baselines=("prior",), out=tmp_path, log=lambda *a: None
+        "Enron_corr", seeds=1, models=(), baselines=("prior",), out=tmp_path, log=_quiet
     )
     assert again.equals(pl.read_csv(tmp_path / "Enron_corr.csv"))
 
@@ -187,7 +187,7 @@ def test_a_rerun_reuses_the_selection_rows_and_refits_the_same_models(
     from bicrit.hierarchy.estimator import HierarchicalSVM
 
     kw = _small_hsvm(seeds=2, baselines=("prior",), calibration="holdout", out=tmp_path)
-    a = hmc.run_set("church_FUN", log=lambda *a: None, **kw)
+    a = hmc.run_set("church_FUN", log=_quiet, **kw)
     valid = pl.read_csv(tmp_path / "church_FUN_valid.csv")
     fits: list[int] = []
     fit = HierarchicalSVM.fit
@@ -274,7 +274,7 @@ def test_prior_and_logistic_rows_equal_an_independent_computation(data_dir, tmp_
     the train + valid node frequencies over the test set, root excluded."""
     from bicrit.datasets import load
 
-    table = hmc.run_set("church_FUN", seeds=2, models=(), out=tmp_path, log=lambda *a: None)
+    table = hmc.run_set("church_FUN", seeds=2, models=(), out=tmp_path, log=_quiet)
     assert table["method"].to_list() == ["prior", "prior", "logistic", "logistic"]
     sets = {s: load("clus_hmc/church_FUN", s) for s in ("train", "valid", "test")}
     h = sets["train"].hierarchy
@@ -300,7 +300,7 @@ def test_selection_does_not_read_the_test_labels(data_dir, tmp_path, monkeypatch
     same valid scores; only the test numbers change."""
     import bicrit.datasets as datasets
 
-    kw = {"seeds": 1, "scale": 0.15, "models": ("hsvm",), "log": lambda *a: None}
+    kw = {"seeds": 1, "scale": 0.15, "models": ("hsvm",), "log": _quiet}
     a = hmc.run_set("church_FUN", out=tmp_path / "a", **kw)
     real = datasets.load
 
@@ -362,7 +362,7 @@ def test_the_mlp_is_selected_on_valid_and_calibrated_on_its_stop_part(data_dir, 
     pytest.importorskip("torch")
     import bicrit.datasets as datasets
 
-    kw = {"seeds": 1, "scale": 0.1, "models": ("mlp",), "baselines": (), "log": lambda *a: None}
+    kw = {"seeds": 1, "scale": 0.1, "models": ("mlp",), "baselines": (), "log": _quiet}
     a = hmc.run_set("church_FUN", out=tmp_path, **kw)
     row = a.row(0, named=True)
     assert row["method"] == "mlp" and row["calibration"] == "stop"

@@ -48,10 +48,11 @@ fn probloss(h: f64, g: f64) -> (f64, (f64, f64)) {
     }
     let sigma = (2.0 * g / PI).sqrt();
     let u = h / sigma;
-    let value = 2.0 * g * norm_cdf(u);
+    let cdf = norm_cdf(u);
+    let value = 2.0 * g * cdf;
     // ∂ψ/∂h = 2g·φ(u)/σ = √g·exp(−π h²/(4g)); ∂ψ/∂g = 2Φ(u) − u·φ(u) (since ∂u/∂g = −u/(2g)).
     let dh = g.sqrt() * (-PI * h * h / (4.0 * g)).exp();
-    let dg = 2.0 * norm_cdf(u) - u * norm_pdf(u);
+    let dg = 2.0 * cdf - u * norm_pdf(u);
     (value, (dh, dg))
 }
 
